@@ -1,0 +1,112 @@
+package v1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Message is a request as the ABI's generated code (vtprotobuf) implements it:
+// a transport sizes it and marshals it straight into the guest's request buffer.
+type Message interface {
+	SizeVT() int
+	MarshalToSizedBufferVT(buf []byte) (int, error)
+}
+
+// Transport carries one call to a policy and returns its decoded Response. The
+// host's Wasm runtime and the Go SDK's native runner both implement it, through
+// the same encode and decode path.
+type Transport interface {
+	Call(ctx context.Context, method Method, request Message) (*Response, error)
+}
+
+// ErrWrongResponse means a policy answered a call with another call's response.
+var ErrWrongResponse = errors.New("policy answered with the wrong response type")
+
+// Client is a typed view of a Transport: one method per call, a policy's Error
+// turned into a *PolicyError.
+type Client struct {
+	t Transport
+}
+
+// NewClient returns a Client over t.
+func NewClient(t Transport) *Client { return &Client{t: t} }
+
+// Transport returns the transport the client calls through.
+func (c *Client) Transport() Transport { return c.t }
+
+func (c *Client) Info(ctx context.Context, r *InfoRequest) (*InfoResponse, error) {
+	return call(ctx, c.t, Method_METHOD_INFO, r, (*Response).GetInfo)
+}
+
+func (c *Client) Init(ctx context.Context, r *InitRequest) (*InitResponse, error) {
+	return call(ctx, c.t, Method_METHOD_INIT, r, (*Response).GetInit)
+}
+
+func (c *Client) Reconfigure(ctx context.Context, r *ReconfigureRequest) (*ReconfigureResponse, error) {
+	return call(ctx, c.t, Method_METHOD_RECONFIGURE, r, (*Response).GetReconfigure)
+}
+
+func (c *Client) Devices(ctx context.Context, r *DevicesRequest) (*DevicesResponse, error) {
+	return call(ctx, c.t, Method_METHOD_DEVICES, r, (*Response).GetDevices)
+}
+
+func (c *Client) Allocate(ctx context.Context, r *AllocateRequest) (*AllocateResponse, error) {
+	return call(ctx, c.t, Method_METHOD_ALLOCATE, r, (*Response).GetAllocate)
+}
+
+func (c *Client) Release(ctx context.Context, r *ReleaseRequest) (*ReleaseResponse, error) {
+	return call(ctx, c.t, Method_METHOD_RELEASE, r, (*Response).GetRelease)
+}
+
+func (c *Client) Synchronize(ctx context.Context, r *SynchronizeRequest) (*SynchronizeResponse, error) {
+	return call(ctx, c.t, Method_METHOD_SYNCHRONIZE, r, (*Response).GetSynchronize)
+}
+
+func (c *Client) RunPodSandbox(ctx context.Context, r *RunPodSandboxRequest) (*RunPodSandboxResponse, error) {
+	return call(ctx, c.t, Method_METHOD_RUN_POD_SANDBOX, r, (*Response).GetRunPodSandbox)
+}
+
+func (c *Client) CreateContainer(ctx context.Context, r *CreateContainerRequest) (*CreateContainerResponse, error) {
+	return call(ctx, c.t, Method_METHOD_CREATE_CONTAINER, r, (*Response).GetCreateContainer)
+}
+
+func (c *Client) UpdateContainer(ctx context.Context, r *UpdateContainerRequest) (*UpdateContainerResponse, error) {
+	return call(ctx, c.t, Method_METHOD_UPDATE_CONTAINER, r, (*Response).GetUpdateContainer)
+}
+
+func (c *Client) StopContainer(ctx context.Context, r *StopContainerRequest) (*StopContainerResponse, error) {
+	return call(ctx, c.t, Method_METHOD_STOP_CONTAINER, r, (*Response).GetStopContainer)
+}
+
+func (c *Client) RemoveContainer(ctx context.Context, r *RemoveContainerRequest) (*RemoveContainerResponse, error) {
+	return call(ctx, c.t, Method_METHOD_REMOVE_CONTAINER, r, (*Response).GetRemoveContainer)
+}
+
+func (c *Client) StopPodSandbox(ctx context.Context, r *StopPodSandboxRequest) (*StopPodSandboxResponse, error) {
+	return call(ctx, c.t, Method_METHOD_STOP_POD_SANDBOX, r, (*Response).GetStopPodSandbox)
+}
+
+func (c *Client) RemovePodSandbox(ctx context.Context, r *RemovePodSandboxRequest) (*RemovePodSandboxResponse, error) {
+	return call(ctx, c.t, Method_METHOD_REMOVE_POD_SANDBOX, r, (*Response).GetRemovePodSandbox)
+}
+
+func (c *Client) DumpState(ctx context.Context, r *DumpStateRequest) (*DumpStateResponse, error) {
+	return call(ctx, c.t, Method_METHOD_DUMP_STATE, r, (*Response).GetDumpState)
+}
+
+// call sends one request and picks the expected result out of the Response.
+func call[T any](ctx context.Context, t Transport, m Method, req Message, pick func(*Response) *T) (*T, error) {
+	resp, err := t.Call(ctx, m, req)
+	if err != nil {
+		return nil, err
+	}
+	if e := resp.GetError(); e != nil {
+		return nil, &PolicyError{Method: m, Code: e.Code, Field: e.Field, Message: e.Message}
+	}
+	v := pick(resp)
+	if v == nil {
+		return nil, fmt.Errorf("%s: %w (%T)", m.Short(), ErrWrongResponse, resp.GetResult())
+	}
+	return v, nil
+}

@@ -1,0 +1,203 @@
+package topology
+
+import (
+	"fmt"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+const cpuDir = "devices/system/cpu"
+
+// noCluster is the cluster_id x86 kernels print when firmware describes no
+// L2 clusters (BAD_APICID); it means the same as a missing file.
+const noCluster = 0xffff
+
+// cpuSet is what CPU discovery hands to the cache and NUMA steps.
+type cpuSet struct {
+	list    []*abi.CPU // online CPUs, sorted by id
+	online  idSet
+	offline []uint32
+	// nodeDir tells whether sysfs has a NUMA node directory at all.
+	nodeDir bool
+}
+
+func (s *sysfs) discoverCPUs() (*cpuSet, error) {
+	online, offline, err := s.onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	set := &cpuSet{online: newIDSet(online), offline: offline}
+
+	isolated, _, err := s.readList(cpuDir + "/isolated")
+	if err != nil {
+		return nil, err
+	}
+	isolatedSet := newIDSet(isolated)
+	pCores, _, err := s.readList("devices/cpu_core/cpus")
+	if err != nil {
+		return nil, err
+	}
+	eCores, _, err := s.readList("devices/cpu_atom/cpus")
+	if err != nil {
+		return nil, err
+	}
+	pSet, eSet := newIDSet(pCores), newIDSet(eCores)
+	nodeOf, nodeDir, err := s.cpuNodes(online)
+	if err != nil {
+		return nil, err
+	}
+	set.nodeDir = nodeDir
+
+	set.list = make([]*abi.CPU, 0, len(online))
+	for _, id := range online {
+		c, err := s.readCPU(id, set.online)
+		if err != nil {
+			return nil, err
+		}
+		c.NumaNode = nodeOf[id]
+		c.Isolated = isolatedSet.has(id)
+		switch {
+		case pSet.has(id):
+			c.CoreType = abi.CoreType_CORE_TYPE_PERFORMANCE
+		case eSet.has(id):
+			c.CoreType = abi.CoreType_CORE_TYPE_EFFICIENT
+		}
+		set.list = append(set.list, c)
+	}
+	return set, nil
+}
+
+// onlineCPUs reads the online and offline lists. Without an online list it
+// falls back to the cpuN directories and their per-CPU online files.
+func (s *sysfs) onlineCPUs() (online, offline []uint32, err error) {
+	online, haveOnline, err := s.readList(cpuDir + "/online")
+	if err != nil {
+		return nil, nil, err
+	}
+	offline, haveOffline, err := s.readList(cpuDir + "/offline")
+	if err != nil {
+		return nil, nil, err
+	}
+	if haveOnline {
+		return online, offline, nil
+	}
+	ids, err := s.numberedNames(cpuDir, "cpu")
+	if err != nil {
+		return nil, nil, err
+	}
+	online = online[:0]
+	var down []uint32
+	for _, id := range ids {
+		state, ok, err := s.readUint(fmt.Sprintf("%s/cpu%d/online", cpuDir, id), 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok && state == 0 {
+			down = append(down, id)
+		} else {
+			online = append(online, id)
+		}
+	}
+	if !haveOffline {
+		offline = down
+	}
+	return online, offline, nil
+}
+
+// readCPU reads one online CPU's topology and cpufreq files.
+func (s *sysfs) readCPU(id uint32, online idSet) (*abi.CPU, error) {
+	dir := fmt.Sprintf("%s/cpu%d/", cpuDir, id)
+	c := &abi.CPU{Id: id}
+	var err error
+	if c.PackageId, _, err = s.readID(dir + "topology/physical_package_id"); err != nil {
+		return nil, err
+	}
+	if c.DieId, _, err = s.readID(dir + "topology/die_id"); err != nil {
+		return nil, err
+	}
+	if c.ClusterId, _, err = s.readID(dir + "topology/cluster_id"); err != nil {
+		return nil, err
+	}
+	if c.ClusterId == noCluster {
+		c.ClusterId = 0
+	}
+	if c.CoreId, _, err = s.readID(dir + "topology/core_id"); err != nil {
+		return nil, err
+	}
+	siblings, ok, err := s.readList(dir + "topology/thread_siblings_list")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		// Keep online siblings only, and never lose the CPU itself.
+		siblings = online.filter(siblings)
+	}
+	if !containsID(siblings, id) {
+		siblings = sortedUnique(append(siblings, id))
+	}
+	c.ThreadSiblings = siblings
+	freqs := []struct {
+		file string
+		dst  *uint64
+	}{
+		{"cpufreq/cpuinfo_min_freq", &c.MinFreqKhz},
+		{"cpufreq/cpuinfo_max_freq", &c.MaxFreqKhz},
+		{"cpufreq/base_frequency", &c.BaseFreqKhz},
+	}
+	for _, f := range freqs {
+		if *f.dst, _, err = s.readUint(dir+f.file, 64); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// cpuNodes maps each online CPU to its NUMA node: from the nodes' cpulist
+// files, else from the cpuN/nodeM link, else node 0. nodeDir reports whether
+// devices/system/node exists.
+func (s *sysfs) cpuNodes(online []uint32) (nodeOf map[uint32]uint32, nodeDir bool, err error) {
+	nodeOf = make(map[uint32]uint32, len(online))
+	if !s.exists(nodeRoot) {
+		return nodeOf, false, nil
+	}
+	nodes, err := s.numberedNames(nodeRoot, "node")
+	if err != nil {
+		return nil, true, err
+	}
+	for _, n := range nodes {
+		cpus, _, err := s.readList(fmt.Sprintf("%s/node%d/cpulist", nodeRoot, n))
+		if err != nil {
+			return nil, true, err
+		}
+		for _, c := range cpus {
+			if _, dup := nodeOf[c]; !dup {
+				nodeOf[c] = n
+			}
+		}
+	}
+	for _, c := range online {
+		if _, ok := nodeOf[c]; ok {
+			continue
+		}
+		links, err := s.numberedNames(fmt.Sprintf("%s/cpu%d", cpuDir, c), "node")
+		if err != nil {
+			return nil, true, err
+		}
+		if len(links) > 0 {
+			nodeOf[c] = links[0]
+		}
+	}
+	return nodeOf, true, nil
+}
+
+func containsID(sorted []uint32, id uint32) bool {
+	for _, v := range sorted {
+		if v == id {
+			return true
+		}
+		if v > id {
+			break
+		}
+	}
+	return false
+}

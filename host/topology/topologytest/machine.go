@@ -1,0 +1,173 @@
+// Package topologytest writes synthetic sysfs trees for testing package
+// topology. A Machine is a compact description of a node's hardware; Write
+// turns it into the files and symlinks Linux would show under /sys, so that
+// topology.Discover reads them exactly as it reads a live system.
+//
+// The named machines (Desktop1Socket, Server2Socket4NodesInterleaved, ...)
+// are functions so that a test can take one and adjust it.
+package topologytest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Machine describes a node. Zero counts mean 1 where a count is needed.
+type Machine struct {
+	Sockets        int
+	DiesPerSocket  int
+	NodesPerDie    int
+	CoresPerNode   int
+	ThreadsPerCore int
+	// Interleaved numbers CPUs like a 2-socket Intel server: consecutive
+	// ids alternate sockets (cpu0 on socket 0, cpu1 on socket 1, ...), and
+	// a core's second thread is numCores ids after the first. Without it
+	// sockets get consecutive id blocks (second threads still come last).
+	Interleaved bool
+	// MemPerNodeGiB is each CPU node's MemTotal.
+	MemPerNodeGiB int
+	// HugePages2M is each CPU node's nr_hugepages of 2 MiB pages (a 1 GiB
+	// size is listed too, with no pages).
+	HugePages2M  int
+	CPULessNodes []CPULessNode
+	// Isolated is the isolated CPU list as the kernel prints it.
+	Isolated string
+	// Hybrid replaces Sockets...ThreadsPerCore with a one-socket, one-node
+	// hybrid part.
+	Hybrid *Hybrid
+	// L3PerNode splits each node's cores into that many L3 groups (AMD
+	// CCX-style); 0 means one L3 per node.
+	L3PerNode int
+	// Freq, if set, adds cpufreq files to every CPU.
+	Freq   *Freq
+	PCI    []PCIDev
+	NICs   []NIC
+	Sparse *Sparse
+}
+
+// Hybrid is an Intel hybrid part: P cores with two threads, E cores with one,
+// E cores sharing an L2 per cluster.
+type Hybrid struct {
+	PCores, ECores   int
+	ECoresPerCluster int // 0 means 4
+}
+
+// CPULessNode is a NUMA node with memory and no CPUs.
+type CPULessNode struct {
+	// Kind is PMEM, HBM or CXL; it decides which devices and memory tier
+	// Write adds as evidence.
+	Kind abi.MemoryKind
+	// Socket is the socket whose nodes are nearest.
+	Socket  int
+	SizeGiB int
+	// Distance to the socket's nodes; 0 picks 17 (PMEM), 13 (HBM) or 24
+	// (CXL). Other sockets' nodes are 11 further.
+	Distance int
+	// NoEvidence writes no dax, nd or cxl device and puts the node in the
+	// DRAM memory tier, leaving only distances to tell its kind.
+	NoEvidence bool
+}
+
+// Freq is cpufreq's cpuinfo_min_freq, cpuinfo_max_freq and base_frequency.
+type Freq struct{ MinKHz, MaxKHz, BaseKHz int }
+
+// PCIDev is a PCI function.
+type PCIDev struct {
+	Address string // "0000:3b:00.0"
+	// Root is the root port it sits below; "" for a function directly below
+	// the host bridge. A root not in Machine.PCI is added as a bridge.
+	Root                  string
+	Vendor, Device, Class string
+	Node                  int // -1: no affinity
+	Driver                string
+}
+
+// NIC is a network interface.
+type NIC struct {
+	Name string
+	PCI  string // the PCI function's address; "" for a virtual interface
+	// Virtio puts the interface below a virtioN device below the function,
+	// as virtio-net does.
+	Virtio bool
+	MAC    string
+	MTU    int
+	Up     bool
+}
+
+// Sparse leaves gaps in CPU numbering and takes CPUs offline.
+type Sparse struct {
+	// Gap ids are skipped after each socket's block of first (and second)
+	// threads.
+	Gap int
+	// OfflineLast takes the highest-numbered CPUs offline.
+	OfflineLast int
+}
+
+// Write writes m's sysfs tree under dir, which must exist or be creatable.
+func (m Machine) Write(dir string) error {
+	w := &writer{root: dir, dirs: map[string]bool{}}
+	cpus := m.layout()
+	m.writeCPUs(w, cpus)
+	m.writeNodes(w, cpus)
+	m.writeMemoryEvidence(w)
+	m.writePCI(w, cpus)
+	m.writeNICs(w)
+	return w.err
+}
+
+// writer creates files and symlinks under root, keeping the first error.
+type writer struct {
+	root string
+	dirs map[string]bool
+	err  error
+}
+
+func (w *writer) mkdir(rel string) {
+	if w.err != nil || w.dirs[rel] {
+		return
+	}
+	w.err = os.MkdirAll(filepath.Join(w.root, rel), 0o755)
+	w.dirs[rel] = true
+}
+
+// file writes content plus a newline, as sysfs attributes end.
+func (w *writer) file(rel, content string) {
+	w.mkdir(filepath.Dir(rel))
+	if w.err == nil {
+		w.err = os.WriteFile(filepath.Join(w.root, rel), []byte(content+"\n"), 0o644)
+	}
+}
+
+func (w *writer) filef(rel, format string, args ...any) {
+	w.file(rel, fmt.Sprintf(format, args...))
+}
+
+// link makes rel a relative symlink to target (both relative to root), as
+// sysfs links are, and creates target as a directory if it does not exist.
+func (w *writer) link(rel, target string) {
+	if w.dirs["link:"+rel] {
+		return // already made
+	}
+	w.dirs["link:"+rel] = true
+	w.mkdir(filepath.Dir(rel))
+	w.mkdir(target)
+	if w.err != nil {
+		return
+	}
+	to, err := filepath.Rel(filepath.Dir(rel), target)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.err = os.Symlink(to, filepath.Join(w.root, rel))
+}
+
+func or1(n int) int {
+	if n <= 0 {
+		return 1
+	}
+	return n
+}

@@ -1,0 +1,109 @@
+package topologytest
+
+import abi "github.com/nriwasm/nriwasm/abi/v1"
+
+// Desktop1Socket: 8 cores, 16 threads (cpuN and cpuN+8 are siblings), one
+// node, one L3, cpufreq; an onboard NIC and an NVMe drive below a root port.
+func Desktop1Socket() Machine {
+	return Machine{
+		Sockets: 1, CoresPerNode: 8, ThreadsPerCore: 2,
+		MemPerNodeGiB: 32,
+		Freq:          &Freq{MinKHz: 800000, MaxKHz: 4700000, BaseKHz: 3600000},
+		PCI: []PCIDev{
+			{Address: "0000:00:1f.6", Vendor: "0x8086", Device: "0x15fa", Class: "0x020000", Node: -1, Driver: "e1000e"},
+			{Address: "0000:01:00.0", Root: "0000:00:1d.0", Vendor: "0x144d", Device: "0xa80a", Class: "0x010802", Node: -1, Driver: "nvme"},
+		},
+		NICs: []NIC{
+			{Name: "eno1", PCI: "0000:00:1f.6", MAC: "3c:7c:3f:00:00:01", Up: true},
+			{Name: "lo", MAC: "00:00:00:00:00:00", MTU: 65536, Up: true},
+			{Name: "docker0", MAC: "02:42:ac:11:00:01"},
+		},
+	}
+}
+
+// Server2Socket4NodesInterleaved: 2 sockets in SNC2 mode (2 nodes each), 12
+// cores per node, 2 threads, 96 CPUs numbered alternating sockets; NICs on
+// socket 0 (node 0) and socket 1 (node 2), behind root ports.
+func Server2Socket4NodesInterleaved() Machine {
+	return Machine{
+		Sockets: 2, NodesPerDie: 2, CoresPerNode: 12, ThreadsPerCore: 2,
+		Interleaved:   true,
+		MemPerNodeGiB: 64,
+		HugePages2M:   512,
+		PCI: []PCIDev{
+			{Address: "0000:17:00.0", Root: "0000:16:02.0", Vendor: "0x15b3", Device: "0x1017", Class: "0x020000", Node: 0, Driver: "mlx5_core"},
+			{Address: "0000:17:00.1", Root: "0000:16:02.0", Vendor: "0x15b3", Device: "0x1017", Class: "0x020000", Node: 0, Driver: "mlx5_core"},
+			{Address: "0000:b1:00.0", Root: "0000:b0:02.0", Vendor: "0x8086", Device: "0x1592", Class: "0x020000", Node: 2, Driver: "ice"},
+			{Address: "0000:b2:00.0", Root: "0000:b0:04.0", Vendor: "0x10de", Device: "0x2330", Class: "0x030200", Node: 2},
+		},
+		NICs: []NIC{
+			{Name: "ens1f0", PCI: "0000:17:00.0", MAC: "b8:ce:f6:00:00:10", MTU: 9000, Up: true},
+			{Name: "ens1f1", PCI: "0000:17:00.1", MAC: "b8:ce:f6:00:00:11", MTU: 9000},
+			{Name: "ens2f0", PCI: "0000:b1:00.0", MAC: "40:a6:b7:00:00:20", Up: true},
+			{Name: "lo", MAC: "00:00:00:00:00:00", MTU: 65536, Up: true},
+		},
+	}
+}
+
+// Server4Socket144CPU: 4 sockets of 2 dies, one node per die (8 nodes), 9
+// cores per node, 2 threads.
+func Server4Socket144CPU() Machine {
+	return Machine{
+		Sockets: 4, DiesPerSocket: 2, CoresPerNode: 9, ThreadsPerCore: 2,
+		MemPerNodeGiB: 96,
+		PCI: []PCIDev{
+			{Address: "0000:5e:00.0", Root: "0000:5d:00.0", Vendor: "0x8086", Device: "0x159b", Class: "0x020000", Node: 1, Driver: "ice"},
+		},
+		NICs: []NIC{{Name: "ens5f0", PCI: "0000:5e:00.0", MAC: "b4:96:91:00:00:01", Up: true}},
+	}
+}
+
+// PMEM112CPUIsolated: 2 sockets of 28 cores, 2 threads (112 CPUs), a PMEM
+// node per socket (nodes 2 and 3), and cores 2-3 of socket 0 isolated with
+// their siblings.
+func PMEM112CPUIsolated() Machine {
+	return Machine{
+		Sockets: 2, CoresPerNode: 28, ThreadsPerCore: 2,
+		MemPerNodeGiB: 192,
+		CPULessNodes: []CPULessNode{
+			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 0, SizeGiB: 768},
+			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 768},
+		},
+		Isolated: "2-3,58-59",
+	}
+}
+
+// HybridLaptop: 6 P cores (2 threads each, cpu0-11) and 8 E cores in 2 L2
+// clusters (cpu12-19), one node, a virtio NIC and a Wi-Fi NIC.
+func HybridLaptop() Machine {
+	return Machine{
+		Hybrid:        &Hybrid{PCores: 6, ECores: 8},
+		MemPerNodeGiB: 16,
+		Freq:          &Freq{MinKHz: 400000, MaxKHz: 4700000, BaseKHz: 2100000},
+		PCI: []PCIDev{
+			{Address: "0000:00:14.3", Vendor: "0x8086", Device: "0x51f0", Class: "0x028000", Node: -1, Driver: "iwlwifi"},
+			{Address: "0000:00:03.0", Vendor: "0x1af4", Device: "0x1041", Class: "0x020000", Node: -1, Driver: "virtio-pci"},
+		},
+		NICs: []NIC{
+			{Name: "wlp0s20f3", PCI: "0000:00:14.3", MAC: "f8:9e:94:00:00:01", Up: true},
+			{Name: "eth0", PCI: "0000:00:03.0", Virtio: true, MAC: "52:54:00:12:34:56", Up: true},
+		},
+	}
+}
+
+// Sparse4096CPU8Socket: 8 sockets, 2 nodes each, 128 cores per node, 2
+// threads: 4,096 CPUs with 64 unused ids after each socket's block of
+// threads and the last 16 CPUs offline (4,080 online); 8 L3 groups per
+// node.
+func Sparse4096CPU8Socket() Machine {
+	return Machine{
+		Sockets: 8, NodesPerDie: 2, CoresPerNode: 128, ThreadsPerCore: 2,
+		MemPerNodeGiB: 256,
+		L3PerNode:     8,
+		Sparse:        &Sparse{Gap: 64, OfflineLast: 16},
+		PCI: []PCIDev{
+			{Address: "0000:c1:00.0", Root: "0000:c0:01.1", Vendor: "0x15b3", Device: "0x101d", Class: "0x020000", Node: 15, Driver: "mlx5_core"},
+		},
+		NICs: []NIC{{Name: "ens8np0", PCI: "0000:c1:00.0", MAC: "0c:42:a1:00:00:01", Up: true}},
+	}
+}

@@ -1,0 +1,160 @@
+package wasm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/go-logr/logr"
+)
+
+// cache guards wazero's on-disk compilation cache with checksums: wazero checks
+// only part of an entry, and a flipped byte elsewhere (a function offset) would
+// make it run garbage. Entries that do not match the manifest are removed before
+// wazero sees them; wazero then compiles afresh and we record the new entries.
+type cache struct {
+	dir    string
+	logger logr.Logger
+	// sums are the verified entries, by path relative to wazeroDir.
+	sums map[string]entrySum
+}
+
+type entrySum struct {
+	Size  int64  `json:"size"`
+	CRC32 uint32 `json:"crc32c"`
+}
+
+const manifestName = "checksums.json"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func openCache(dir string, logger logr.Logger) (*cache, error) {
+	c := &cache{dir: dir, logger: logger, sums: map[string]entrySum{}}
+	if err := os.MkdirAll(c.wazeroDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("create compilation cache %s: %w", dir, err)
+	}
+	if err := c.verify(); err != nil {
+		return nil, fmt.Errorf("verify compilation cache %s: %w", dir, err)
+	}
+	return c, nil
+}
+
+func (c *cache) wazeroDir() string { return filepath.Join(c.dir, "wazero") }
+
+// verify removes every entry the manifest does not vouch for.
+func (c *cache) verify() error {
+	manifest := map[string]entrySum{}
+	data, err := os.ReadFile(filepath.Join(c.dir, manifestName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal(data, &manifest); err != nil {
+			c.logger.Info("compilation cache manifest unreadable, discarding the cache", "dir", c.dir, "err", err.Error())
+			manifest = map[string]entrySum{}
+		}
+	}
+	return c.walk(func(rel, path string) error {
+		want, known := manifest[rel]
+		got, err := sum(path)
+		if err != nil {
+			return err
+		}
+		if known && got == want {
+			c.sums[rel] = got
+			return nil
+		}
+		c.logger.Info("removing unverified compilation cache entry", "path", path, "known", known)
+		return os.Remove(path)
+	})
+}
+
+// record adds the entries wazero wrote since verify to the manifest.
+func (c *cache) record() error {
+	err := c.walk(func(rel, path string) error {
+		if _, ok := c.sums[rel]; ok {
+			return nil
+		}
+		s, err := sum(path)
+		if err != nil {
+			return err
+		}
+		c.sums[rel] = s
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(c.sums)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(c.dir, manifestName), data)
+}
+
+// reset empties the cache.
+func (c *cache) reset() error {
+	c.sums = map[string]entrySum{}
+	if err := os.RemoveAll(c.wazeroDir()); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(c.dir, manifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.MkdirAll(c.wazeroDir(), 0o700)
+}
+
+func (c *cache) walk(fn func(rel, path string) error) error {
+	root := c.wazeroDir()
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		return fn(rel, path)
+	})
+}
+
+func sum(path string) (entrySum, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return entrySum{}, err
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return entrySum{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return entrySum{Size: n, CRC32: h.Sum32()}, nil
+}
+
+// writeFileAtomic writes data to path through a synced temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,195 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/wasm/internal/interrupt"
+)
+
+// compiled is a policy module compiled in its own runtime, with the host modules
+// it may import already instantiated there.
+type compiled struct {
+	runtime wazero.Runtime
+	module  wazero.CompiledModule
+	cache   *cache
+}
+
+func (c *compiled) close(ctx context.Context) error {
+	return c.runtime.Close(ctx)
+}
+
+// compile prepares the module for instantiation: instrument it for deadlines,
+// compile it (through the on-disk cache), provide WASI and the host log import,
+// and check its exports and imports.
+func compile(ctx context.Context, name string, code []byte, o *options, hostLog api.GoModuleFunc) (*compiled, error) {
+	if o.interrupt == InterruptInstrumented {
+		instrumented, _, err := interrupt.Instrument(code)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: instrument module: %w", name, err)
+		}
+		code = instrumented
+	}
+	c := &compiled{}
+	if o.cacheDir != "" {
+		var err error
+		if c.cache, err = openCache(o.cacheDir, o.logger); err != nil {
+			return nil, fmt.Errorf("policy %q: %w", name, err)
+		}
+	}
+	mod, rt, err := c.compileOnce(ctx, code, o, true)
+	if err != nil && c.cache != nil {
+		// The cache is at fault when the module compiles without it (an entry that
+		// passed our checksums but was written by another wazero build, say): start
+		// it afresh instead of keeping the policy down. An invalid module fails both
+		// ways and leaves the cache alone.
+		if _, plain, perr := c.compileOnce(ctx, code, o, false); perr == nil {
+			_ = plain.Close(ctx)
+			o.logger.Info("compilation cache unusable, rebuilding it", "policy", name, "dir", o.cacheDir, "err", err.Error())
+			if rerr := c.cache.reset(); rerr != nil {
+				return nil, fmt.Errorf("policy %q: reset compilation cache: %w", name, rerr)
+			}
+			mod, rt, err = c.compileOnce(ctx, code, o, true)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: compile: %w", name, err)
+	}
+	c.runtime, c.module = rt, mod
+	if c.cache != nil {
+		if err := c.cache.record(); err != nil {
+			o.logger.Info("cannot record compilation cache checksums", "policy", name, "err", err.Error())
+		}
+	}
+	if err := checkExports(mod, o.interrupt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("policy %q: %w", name, err)
+	}
+	if err := checkImports(mod); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("policy %q: %w", name, err)
+	}
+	if err := provideImports(ctx, rt, hostLog); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("policy %q: %w", name, err)
+	}
+	return c, nil
+}
+
+func (c *compiled) compileOnce(ctx context.Context, code []byte, o *options, useCache bool) (wazero.CompiledModule, wazero.Runtime, error) {
+	cfg := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(uint32(o.memoryLimit / wasmPageSize)).
+		WithCloseOnContextDone(o.interrupt == InterruptWazero).
+		WithMemoryCapacityFromMax(true)
+	if useCache && c.cache != nil {
+		cc, err := wazero.NewCompilationCacheWithDir(c.cache.wazeroDir())
+		if err != nil {
+			return nil, nil, fmt.Errorf("open compilation cache: %w", err)
+		}
+		cfg = cfg.WithCompilationCache(cc)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	mod, err := rt.CompileModule(ctx, code)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, nil, err
+	}
+	return mod, rt, nil
+}
+
+// signature is a function's parameter and result types.
+type signature struct {
+	params, results []api.ValueType
+}
+
+func (s signature) String() string {
+	names := func(ts []api.ValueType) string {
+		var parts []string
+		for _, t := range ts {
+			parts = append(parts, api.ValueTypeName(t))
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("(%s) -> (%s)", names(s.params), names(s.results))
+}
+
+var i32, i64 = api.ValueTypeI32, api.ValueTypeI64
+
+// requiredExports are the functions the calling convention needs.
+var requiredExports = []struct {
+	name string
+	sig  signature
+}{
+	{abi.ExportABIVersion, signature{nil, []api.ValueType{i32}}},
+	{abi.ExportRequestBuffer, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
+	{abi.ExportCall, signature{[]api.ValueType{i32, i32}, []api.ValueType{i64}}},
+}
+
+func checkExports(mod wazero.CompiledModule, mode Interrupt) error {
+	funcs := mod.ExportedFunctions()
+	for _, want := range requiredExports {
+		f, ok := funcs[want.name]
+		if !ok {
+			return fmt.Errorf("missing export %q %s: is the module built with an nriwasm SDK?", want.name, want.sig)
+		}
+		got := signature{f.ParamTypes(), f.ResultTypes()}
+		if !slices.Equal(got.params, want.sig.params) || !slices.Equal(got.results, want.sig.results) {
+			return fmt.Errorf("export %q has signature %s, want %s", want.name, got, want.sig)
+		}
+	}
+	if f, ok := funcs[abi.ExportInitialize]; ok && (len(f.ParamTypes()) > 0 || len(f.ResultTypes()) > 0) {
+		return fmt.Errorf("export %q must take and return nothing", abi.ExportInitialize)
+	}
+	if _, ok := mod.ExportedMemories()[abi.ExportMemory]; !ok {
+		return fmt.Errorf("missing export %q: the module must export its linear memory", abi.ExportMemory)
+	}
+	return nil
+}
+
+// checkImports refuses any import the host does not provide, with a message
+// that names it, instead of wazero's failure at instantiation.
+func checkImports(mod wazero.CompiledModule) error {
+	for _, f := range mod.ImportedFunctions() {
+		module, name, _ := f.Import()
+		switch {
+		case module == wasi_snapshot_preview1.ModuleName:
+		case module == abi.HostModule && name == abi.HostLog:
+			want := signature{[]api.ValueType{i32, i32, i32}, nil}
+			got := signature{f.ParamTypes(), f.ResultTypes()}
+			if !slices.Equal(got.params, want.params) || len(got.results) > 0 {
+				return fmt.Errorf("import %s.%s has signature %s, want %s", module, name, got, want)
+			}
+		default:
+			return fmt.Errorf("imports %s.%s, which the host does not provide (only %s.* and %s.%s)",
+				module, name, wasi_snapshot_preview1.ModuleName, abi.HostModule, abi.HostLog)
+		}
+	}
+	for _, m := range mod.ImportedMemories() {
+		module, name, _ := m.Import()
+		return fmt.Errorf("imports memory %s.%s: a policy must define its own memory", module, name)
+	}
+	return nil
+}
+
+func provideImports(ctx context.Context, rt wazero.Runtime, hostLog api.GoModuleFunc) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return fmt.Errorf("provide WASI: %w", err)
+	}
+	_, err := rt.NewHostModuleBuilder(abi.HostModule).
+		NewFunctionBuilder().
+		WithGoModuleFunction(hostLog, []api.ValueType{i32, i32, i32}, nil).
+		WithParameterNames("level", "ptr", "length").
+		Export(abi.HostLog).
+		Instantiate(ctx)
+	if err != nil {
+		return fmt.Errorf("provide %s.%s: %w", abi.HostModule, abi.HostLog, err)
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/wasm/internal/interrupt"
+)
+
+// instance is one instantiation of a policy module. It is not safe for
+// concurrent use: Policy serializes calls.
+type instance struct {
+	name    string
+	opts    *options
+	logger  logr.Logger
+	mod     api.Module
+	mem     api.Memory
+	call    api.Function
+	reqBuf  api.Function
+	stack   []uint64
+	reqPtr  uint32
+	reqCap  uint32
+	out     *output
+	flag    api.MutableGlobal
+	timer   *time.Timer
+	fired   atomic.Bool
+	version uint32
+	// broken is set by a failure after which the instance must not be used.
+	broken bool
+}
+
+// instantiate creates an instance, runs _initialize, and checks the ABI version.
+func instantiate(ctx context.Context, name string, c *compiled, o *options, logger logr.Logger) (*instance, error) {
+	out := newOutput(o.outputLimit)
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStdout(out).
+		WithStderr(out).
+		WithStartFunctions()
+	mod, err := c.runtime.InstantiateModule(ctx, c.module, cfg)
+	if err != nil {
+		return nil, instantiateError(name, err, out)
+	}
+	in := &instance{
+		name:   name,
+		opts:   o,
+		logger: logger,
+		mod:    mod,
+		mem:    mod.ExportedMemory(abi.ExportMemory),
+		call:   mod.ExportedFunction(abi.ExportCall),
+		reqBuf: mod.ExportedFunction(abi.ExportRequestBuffer),
+		stack:  make([]uint64, 2),
+		out:    out,
+	}
+	if err := in.start(ctx); err != nil {
+		_ = mod.Close(ctx)
+		return nil, err
+	}
+	return in, nil
+}
+
+func instantiateError(name string, err error, out *output) error {
+	return fmt.Errorf("policy %q: instantiate: %w%s", name, err, outputSuffix(out.take()))
+}
+
+func outputSuffix(s string) string {
+	if s = strings.TrimSpace(s); s == "" {
+		return ""
+	}
+	return "\nguest output:\n" + s
+}
+
+// start runs the reactor initializer, the version handshake and sets up the
+// deadline machinery.
+func (in *instance) start(ctx context.Context) error {
+	if init := in.mod.ExportedFunction(abi.ExportInitialize); init != nil {
+		if _, err := init.Call(ctx); err != nil {
+			return fmt.Errorf("policy %q: %s: %w%s", in.name, abi.ExportInitialize, err, outputSuffix(in.out.take()))
+		}
+	}
+	res, err := in.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
+	if err != nil {
+		return fmt.Errorf("policy %q: %s: %w%s", in.name, abi.ExportABIVersion, err, outputSuffix(in.out.take()))
+	}
+	in.version = api.DecodeU32(res[0])
+	if major, minor := abi.SplitVersion(in.version); major != abi.ABIMajor {
+		return fmt.Errorf("policy %q speaks ABI v%d.%d, this host speaks v%d.%d: rebuild the policy with an SDK for ABI v%d",
+			in.name, major, minor, abi.ABIMajor, abi.ABIMinor, abi.ABIMajor)
+	}
+	if in.opts.interrupt == InterruptInstrumented {
+		g, ok := in.mod.ExportedGlobal(interrupt.GlobalName).(api.MutableGlobal)
+		if !ok {
+			return fmt.Errorf("policy %q: instrumented module lacks the mutable global %q", in.name, interrupt.GlobalName)
+		}
+		in.flag = g
+		in.timer = time.AfterFunc(time.Hour, func() {
+			in.flag.Set(1)
+			in.fired.Store(true)
+		})
+		in.timer.Stop()
+	}
+	return nil
+}
+
+func (in *instance) close(ctx context.Context) {
+	if in.timer != nil {
+		in.timer.Stop()
+	}
+	_ = in.mod.Close(ctx)
+}
+
+// do performs one call: marshal the request into the guest's buffer, call under
+// a deadline, and decode the Response straight from guest memory.
+func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) (*abi.Response, error) {
+	timeout := in.opts.callTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	if err := ctx.Err(); err != nil || timeout <= 0 {
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrDeadline, Err: context.DeadlineExceeded}
+	}
+	n := req.SizeVT()
+	if err := in.writeRequest(ctx, method, req, n); err != nil {
+		return nil, err
+	}
+	in.stack[0], in.stack[1] = uint64(method), uint64(n)
+	err := in.invoke(ctx, in.call, timeout)
+	output := in.out.take()
+	if err != nil {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: in.classify(err, output), Err: err, Output: output}
+	}
+	in.logOutput(method, output)
+	ptr, length := uint32(in.stack[0]>>32), uint32(in.stack[0])
+	raw, ok := in.mem.Read(ptr, length)
+	if !ok {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse,
+			Err: fmt.Errorf("response [%d, +%d) lies outside memory (%d bytes)", ptr, length, in.mem.Size())}
+	}
+	resp := &abi.Response{}
+	if err := resp.UnmarshalVT(raw); err != nil {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse, Err: fmt.Errorf("decode response: %w", err)}
+	}
+	if resp.Result == nil {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse, Err: errors.New("response has no result")}
+	}
+	return resp, nil
+}
+
+// writeRequest marshals req into the guest's request buffer, asking for a
+// larger one when it does not fit.
+func (in *instance) writeRequest(ctx context.Context, method abi.Method, req abi.Message, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if uint64(n) > uint64(in.reqCap) {
+		if uint64(n) > uint64(in.opts.memoryLimit) {
+			return &CallError{Policy: in.name, Method: method, Kind: ErrOutOfMemory,
+				Err: fmt.Errorf("request of %d bytes exceeds the memory limit (%d bytes)", n, in.opts.memoryLimit)}
+		}
+		in.stack[0] = uint64(n)
+		if err := in.invoke(ctx, in.reqBuf, in.opts.callTimeout); err != nil {
+			output := in.out.take()
+			in.broken = true
+			return &CallError{Policy: in.name, Method: method, Kind: in.classify(err, output), Err: fmt.Errorf("%s: %w", abi.ExportRequestBuffer, err), Output: output}
+		}
+		in.reqPtr, in.reqCap = uint32(in.stack[0]), uint32(n)
+	}
+	buf, ok := in.mem.Read(in.reqPtr, uint32(n))
+	if !ok {
+		in.broken = true
+		in.reqCap = 0
+		return &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse,
+			Err: fmt.Errorf("%s returned [%d, +%d), outside memory (%d bytes)", abi.ExportRequestBuffer, in.reqPtr, n, in.mem.Size())}
+	}
+	if _, err := req.MarshalToSizedBufferVT(buf); err != nil {
+		return fmt.Errorf("policy %q: %s: encode request: %w", in.name, method.Short(), err)
+	}
+	return nil
+}
+
+// invoke calls f with in.stack under a deadline.
+func (in *instance) invoke(ctx context.Context, f api.Function, timeout time.Duration) error {
+	switch in.opts.interrupt {
+	case InterruptWazero:
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return f.CallWithStack(cctx, in.stack)
+	case InterruptInstrumented:
+		in.timer.Reset(timeout)
+		err := f.CallWithStack(ctx, in.stack)
+		if !in.timer.Stop() {
+			// The timer fired, or is firing: wait for its function to finish,
+			// then clear the flag if the call made it in time.
+			for !in.fired.Load() {
+				time.Sleep(time.Microsecond)
+			}
+			if err == nil {
+				in.flag.Set(0)
+				in.fired.Store(false)
+			}
+		}
+		return err
+	default:
+		return f.CallWithStack(ctx, in.stack)
+	}
+}
+
+// classify names why a call failed.
+func (in *instance) classify(err error, output string) error {
+	switch {
+	case in.fired.Load(), errors.Is(err, context.DeadlineExceeded):
+		return ErrDeadline
+	case strings.Contains(output, "out of memory"):
+		return ErrOutOfMemory
+	}
+	if exit, ok := errors.AsType[*sys.ExitError](err); ok {
+		if exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled {
+			return ErrDeadline
+		}
+		return ErrExit
+	}
+	return ErrTrap
+}
+
+// logOutput passes what a successful call printed to the log, line by line.
+func (in *instance) logOutput(method abi.Method, output string) {
+	if output == "" {
+		return
+	}
+	for line := range strings.SplitSeq(strings.TrimRight(output, "\n"), "\n") {
+		in.logger.Info(line, "method", method.Short(), "stream", "output")
+	}
+}

@@ -1,0 +1,241 @@
+package interrupt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// vec encodes a vector: the number of items, then the items.
+func vec(items ...[]byte) []byte {
+	return b(appendU32(nil, uint32(len(items))), bytes.Join(items, nil))
+}
+
+// str encodes a name.
+func str(s string) []byte { return b(appendU32(nil, uint32(len(s))), []byte(s)) }
+
+// sec encodes a section.
+func sec(id byte, payload ...[]byte) []byte {
+	p := bytes.Join(payload, nil)
+	return b([]byte{id}, appendU32(nil, uint32(len(p))), p)
+}
+
+// custom encodes a custom section.
+func custom(name string, data []byte) []byte { return sec(secCustom, str(name), data) }
+
+// body encodes a function body without locals.
+func body(code ...byte) []byte {
+	p := b([]byte{0x00}, code)
+	return b(appendU32(nil, uint32(len(p))), p)
+}
+
+// wasm assembles a module from sections.
+func wasm(sections ...[]byte) []byte { return b(header, bytes.Join(sections, nil)) }
+
+// countdown is a function (param i32) (result i32) that loops until its
+// parameter is zero, then returns 7.
+var countdown = body(
+	0x02, 0x40, // block
+	0x03, 0x40, // loop
+	0x20, 0x00, 0x45, 0x0d, 0x01, // local.get 0; i32.eqz; br_if 1
+	0x20, 0x00, 0x41, 0x01, 0x6b, 0x21, 0x00, // local.set 0 (local.get 0 - 1)
+	0x0c, 0x00, // br 0
+	0x0b, 0x0b, // end end
+	0x41, 0x07, 0x0b, // i32.const 7; end
+)
+
+// nameSection is a "name" custom section payload naming function 0.
+var nameSection = func() []byte {
+	names := vec(b([]byte{0x00}, str("countdown")))
+	return b([]byte{0x01}, appendU32(nil, uint32(len(names))), names)
+}()
+
+var funcType = sec(secType, vec([]byte{0x60, 0x01, 0x7f, 0x01, 0x7f}))
+
+// TestNoGlobalNoExport instruments a module that has neither a global nor an
+// export section, so both are created in place.
+func TestNoGlobalNoExport(t *testing.T) {
+	in := wasm(funcType, sec(secFunction, vec([]byte{0x00})), sec(secCode, vec(countdown)), custom("name", nameSection))
+	out, loops, err := Instrument(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loops != 1 {
+		t.Errorf("loops = %d, want 1", loops)
+	}
+	ids := sectionIDs(t, out)
+	if want := []byte{secType, secFunction, secGlobal, secExport, secCode, secCustom}; !bytes.Equal(ids, want) {
+		t.Errorf("section ids = %v, want %v", ids, want)
+	}
+	mod := instantiate(t, out)
+	flag := mod.ExportedGlobal(GlobalName)
+	if flag == nil {
+		t.Fatal("flag global not exported")
+	}
+	if _, ok := flag.(api.MutableGlobal); !ok || flag.Type() != api.ValueTypeI32 || flag.Get() != 0 {
+		t.Fatalf("flag global: mutable %v, type %v, value %d", ok, flag.Type(), flag.Get())
+	}
+}
+
+// TestImportedGlobal checks the flag index counts imported and defined
+// globals, and that the check stops a loop and leaves it alone otherwise.
+func TestImportedGlobal(t *testing.T) {
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	defer r.Close(ctx)
+	// Module "env" exports an immutable i32 global "g".
+	env := wasm(
+		sec(secGlobal, vec([]byte{0x7f, 0x00, 0x41, 0x05, 0x0b})),
+		sec(secExport, vec(b(str("g"), []byte{kindGlobal, 0x00}))),
+	)
+	if _, err := r.InstantiateWithConfig(ctx, env, wazero.NewModuleConfig().WithName("env")); err != nil {
+		t.Fatal(err)
+	}
+	in := wasm(
+		funcType,
+		sec(secImport, vec(b(str("env"), str("g"), []byte{kindGlobal, 0x7f, 0x00}))),
+		sec(secFunction, vec([]byte{0x00})),
+		sec(secMemory, vec([]byte{0x00, 0x01})),
+		sec(secGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x00, 0x0b})),
+		sec(secExport, vec(b(str("run"), []byte{kindFunc, 0x00}))),
+		custom(".debug_info", []byte{0xde, 0xad}),
+		sec(secCode, vec(countdown)),
+		custom("nriwasm.metadata", []byte("keep me")),
+	)
+	out, loops, err := Instrument(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loops != 1 {
+		t.Errorf("loops = %d, want 1", loops)
+	}
+	if bytes.Contains(out, []byte(".debug_info")) {
+		t.Error(".debug_info section kept")
+	}
+	if !bytes.HasSuffix(out, custom("nriwasm.metadata", []byte("keep me"))) {
+		t.Error("custom section nriwasm.metadata not kept in place")
+	}
+	if !bytes.Contains(out, appendCheck(nil, 2)) {
+		t.Error("check does not read global 2")
+	}
+	mod, err := r.Instantiate(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := mod.ExportedFunction("run")
+	res, err := run.Call(ctx, 1000)
+	if err != nil || res[0] != 7 {
+		t.Fatalf("run(1000) = %v, %v; want 7", res, err)
+	}
+	mod.ExportedGlobal(GlobalName).(api.MutableGlobal).Set(1)
+	if _, err := run.Call(ctx, 1000); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("run with flag set: error = %v, want unreachable trap", err)
+	}
+}
+
+func TestInstrumentErrors(t *testing.T) {
+	code := func(bodies ...[]byte) []byte { return sec(secCode, vec(bodies...)) }
+	fn := sec(secFunction, vec([]byte{0x00}))
+	tests := []struct {
+		name    string
+		module  []byte
+		want    error
+		message string
+	}{
+		{"empty", nil, errTruncated, "header"},
+		{"bad magic", []byte("\x00asn\x01\x00\x00\x00"), errMalformed, "magic"},
+		{"component", []byte("\x00asm\x0d\x00\x01\x00"), errMalformed, "version"},
+		{"truncated section", b(header, []byte{secType, 0x05, 0x00}), errTruncated, "section 1"},
+		{"truncated section size", b(header, []byte{secType, 0x80}), errTruncated, "size of section 1"},
+		{"unknown section", wasm(sec(14)), errMalformed, "unknown section id 14"},
+		{"out of order", wasm(sec(secFunction, vec()), funcType), errMalformed, "out of order"},
+		{"duplicate", wasm(funcType, funcType), errMalformed, "duplicated"},
+		{"duplicate export", wasm(sec(secExport, vec(b(str(GlobalName), []byte{kindFunc, 0x00})))), errExportExists, GlobalName},
+		{"bad import kind", wasm(sec(secImport, vec(b(str("a"), str("b"), []byte{0x07})))), errMalformed, "import kind 0x07"},
+		{"unsupported opcode", wasm(funcType,
+			sec(secImport, vec(b(str("a"), str("b"), []byte{kindFunc, 0x00}))),
+			fn, code(body(0x01, 0x0b), body(0x01, 0xfb, 0x00, 0x0b))),
+			errUnsupported, "unsupported opcode 0xfb at offset 39 in function 2"},
+		{"truncated body", wasm(funcType, fn, code(body(0x41))), errTruncated, "function 0"},
+		{"body without end", wasm(funcType, fn, code(body(0x01))), errMalformed, "end instruction"},
+		{"trailing code bytes", wasm(funcType, fn, sec(secCode, vec(body(0x0b)), []byte{0x00})), errMalformed, "trailing"},
+		{"bad locals", wasm(funcType, fn, code([]byte{0x03, 0x01, 0x01, 0x05})), errMalformed, "locals entry 0"},
+		{"bad custom name", wasm(sec(secCustom, []byte{0x05})), errTruncated, "custom section name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := Instrument(tt.module)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("error = %v, want %v", err, tt.want)
+			}
+			if out != nil {
+				t.Error("output returned with an error")
+			}
+			if !strings.Contains(err.Error(), tt.message) {
+				t.Fatalf("error %q does not contain %q", err, tt.message)
+			}
+		})
+	}
+}
+
+func TestInsertSection(t *testing.T) {
+	tests := []struct {
+		name string
+		ids  []byte
+		add  byte
+		want []byte
+	}{
+		{"global after tag", []byte{1, 3, 5, 13, 8, 9, 12, 10, 11, 0}, secGlobal, []byte{1, 3, 5, 13, 6, 8, 9, 12, 10, 11, 0}},
+		{"export before start", []byte{1, 3, 6, 8, 10}, secExport, []byte{1, 3, 6, 7, 8, 10}},
+		{"before trailing custom", []byte{0, 1, 3, 0}, secGlobal, []byte{0, 1, 3, 6, 0}},
+		{"custom before code stays first", []byte{1, 0, 10}, secExport, []byte{1, 0, 7, 10}},
+		{"only custom", []byte{0}, secGlobal, []byte{6, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var secs []section
+			for _, id := range tt.ids {
+				secs = append(secs, section{id: id})
+			}
+			var got []byte
+			for _, s := range insertSection(secs, section{id: tt.add}) {
+				got = append(got, s.id)
+			}
+			if !bytes.Equal(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// sectionIDs returns the section ids of a module.
+func sectionIDs(t *testing.T, module []byte) []byte {
+	t.Helper()
+	secs, err := parseSections(module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []byte
+	for _, s := range secs {
+		ids = append(ids, s.id)
+	}
+	return ids
+}
+
+// instantiate compiles and instantiates module in a fresh compiler runtime.
+func instantiate(t *testing.T, module []byte) api.Module {
+	t.Helper()
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	t.Cleanup(func() { r.Close(ctx) })
+	mod, err := r.Instantiate(ctx, module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod
+}

@@ -1,0 +1,153 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Defaults of the options.
+const (
+	// DefaultMemoryLimit caps a policy's linear memory.
+	DefaultMemoryLimit = 256 << 20
+	// DefaultCallTimeout bounds every call; NRI allows 2 s per request.
+	DefaultCallTimeout = time.Second
+	// DefaultOutputLimit is how much of a call's stdout and stderr is kept.
+	DefaultOutputLimit = 64 << 10
+)
+
+// wasmPageSize is the size of a Wasm memory page.
+const wasmPageSize = 64 << 10
+
+// Interrupt selects how a call's deadline is enforced.
+type Interrupt int
+
+const (
+	// InterruptInstrumented rewrites the module so that every loop checks a flag
+	// the host sets at the deadline. The default: it costs a few percent.
+	InterruptInstrumented Interrupt = iota
+	// InterruptWazero uses wazero's WithCloseOnContextDone. It costs several times
+	// more on Go guests; kept for comparison in benchmarks.
+	InterruptWazero
+	// InterruptNone does not enforce deadlines: a runaway call hangs its caller.
+	// Only for benchmarks and trusted modules.
+	InterruptNone
+)
+
+func (i Interrupt) String() string {
+	switch i {
+	case InterruptInstrumented:
+		return "instrumented"
+	case InterruptWazero:
+		return "wazero"
+	case InterruptNone:
+		return "none"
+	}
+	return fmt.Sprintf("Interrupt(%d)", int(i))
+}
+
+// RestoreFunc brings a fresh instance up to date before it serves calls: it runs
+// on the first instance (in Load) and on every instance rebuilt after a failure,
+// typically calling Init with the host's journal. t talks to that instance only.
+type RestoreFunc func(ctx context.Context, t abi.Transport) error
+
+// Option configures Load.
+type Option func(*options) error
+
+type options struct {
+	cacheDir    string
+	memoryLimit uint64
+	callTimeout time.Duration
+	outputLimit int
+	interrupt   Interrupt
+	logger      logr.Logger
+	restore     RestoreFunc
+}
+
+func defaultOptions() options {
+	return options{
+		memoryLimit: DefaultMemoryLimit,
+		callTimeout: DefaultCallTimeout,
+		outputLimit: DefaultOutputLimit,
+		logger:      logr.FromSlogHandler(slog.Default().Handler()),
+	}
+}
+
+// WithCacheDir keeps compiled code in dir (created if missing), so a later Load
+// of the same module skips compilation. A corrupt or stale cache is discarded and
+// rebuilt, never fatal. Default: no on-disk cache.
+func WithCacheDir(dir string) Option {
+	return func(o *options) error {
+		o.cacheDir = dir
+		return nil
+	}
+}
+
+// WithMemoryLimit caps the module's linear memory at limit bytes, a multiple of
+// 64 KiB between 64 KiB and 4 GiB. Default DefaultMemoryLimit (256 MiB).
+func WithMemoryLimit(limit uint64) Option {
+	return func(o *options) error {
+		if limit < wasmPageSize || limit > 1<<32 || limit%wasmPageSize != 0 {
+			return fmt.Errorf("memory limit %d: must be a multiple of 64 KiB between 64 KiB and 4 GiB", limit)
+		}
+		o.memoryLimit = limit
+		return nil
+	}
+}
+
+// WithCallTimeout bounds every call; a context deadline that comes sooner wins.
+// Default DefaultCallTimeout (1 s).
+func WithCallTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("call timeout %v: must be positive", d)
+		}
+		o.callTimeout = d
+		return nil
+	}
+}
+
+// WithOutputLimit keeps at most limit bytes of a call's stdout and stderr (the
+// latest ones). Default DefaultOutputLimit (64 KiB).
+func WithOutputLimit(limit int) Option {
+	return func(o *options) error {
+		if limit <= 0 {
+			return fmt.Errorf("output limit %d: must be positive", limit)
+		}
+		o.outputLimit = limit
+		return nil
+	}
+}
+
+// WithInterrupt selects how deadlines are enforced. Default InterruptInstrumented.
+func WithInterrupt(i Interrupt) Option {
+	return func(o *options) error {
+		if i < InterruptInstrumented || i > InterruptNone {
+			return fmt.Errorf("interrupt mode %d: unknown", int(i))
+		}
+		o.interrupt = i
+		return nil
+	}
+}
+
+// WithLogger receives the policy's log messages and output, tagged with
+// "policy"=name. Default: log/slog's default logger.
+func WithLogger(l logr.Logger) Option {
+	return func(o *options) error {
+		o.logger = l
+		return nil
+	}
+}
+
+// WithRestore sets the hook that prepares every new instance. Default: none.
+func WithRestore(f RestoreFunc) Option {
+	return func(o *options) error {
+		o.restore = f
+		return nil
+	}
+}

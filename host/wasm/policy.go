@@ -1,0 +1,137 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Policy is a loaded policy module with one live instance. It implements
+// abi.Transport; calls are serialized. After a runtime failure (ErrTrap,
+// ErrDeadline, ErrOutOfMemory, ErrExit, ErrMalformedResponse) the instance is
+// discarded, and the next call first builds a new one through the RestoreFunc.
+type Policy struct {
+	name     string
+	opts     options
+	logger   logr.Logger
+	compiled *compiled
+
+	mu       sync.Mutex
+	inst     *instance
+	closed   bool
+	rebuilds atomic.Uint64
+}
+
+var _ abi.Transport = (*Policy)(nil)
+
+// Load compiles module, checks it, and starts its first instance (running the
+// RestoreFunc on it). name identifies the policy in logs and errors.
+func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Policy, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("policy %q: %w", name, err)
+		}
+	}
+	p := &Policy{name: name, opts: o, logger: o.logger.WithValues("policy", name)}
+	c, err := compile(ctx, name, module, &p.opts, hostLog(p.logger))
+	if err != nil {
+		return nil, err
+	}
+	p.compiled = c
+	if p.inst, err = p.newInstance(ctx); err != nil {
+		_ = c.close(ctx)
+		return nil, err
+	}
+	return p, nil
+}
+
+// Name is the name Load was given.
+func (p *Policy) Name() string { return p.name }
+
+// Rebuilds counts instances built after a failure.
+func (p *Policy) Rebuilds() uint64 { return p.rebuilds.Load() }
+
+// Version is the ABI version the module reports: major<<16 | minor.
+func (p *Policy) Version() uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inst == nil {
+		return 0
+	}
+	return p.inst.version
+}
+
+// Call performs one ABI call. A runtime failure returns a *CallError; a
+// policy's refusal is a normal Response holding an Error.
+func (p *Policy) Call(ctx context.Context, method abi.Method, req abi.Message) (*abi.Response, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, &CallError{Policy: p.name, Method: method, Kind: ErrClosed}
+	}
+	if p.inst == nil {
+		inst, err := p.newInstance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p.inst = inst
+		p.rebuilds.Add(1)
+		p.logger.Info("policy instance rebuilt", "rebuilds", p.rebuilds.Load())
+	}
+	resp, err := p.inst.do(ctx, method, req)
+	if err != nil && p.inst.broken {
+		p.logger.Error(err, "discarding policy instance", "method", method.Short())
+		p.inst.close(ctx)
+		p.inst = nil
+	}
+	return resp, err
+}
+
+// newInstance instantiates the module and runs the RestoreFunc on it.
+func (p *Policy) newInstance(ctx context.Context) (*instance, error) {
+	inst, err := instantiate(ctx, p.name, p.compiled, &p.opts, p.logger)
+	if err != nil {
+		return nil, err
+	}
+	if p.opts.restore == nil {
+		return inst, nil
+	}
+	if err := p.opts.restore(ctx, instanceTransport{inst}); err != nil {
+		inst.close(ctx)
+		return nil, fmt.Errorf("policy %q: %w: %w", p.name, ErrRestore, err)
+	}
+	return inst, nil
+}
+
+// instanceTransport calls one instance directly; the RestoreFunc uses it while
+// Policy's lock is held.
+type instanceTransport struct{ inst *instance }
+
+func (t instanceTransport) Call(ctx context.Context, method abi.Method, req abi.Message) (*abi.Response, error) {
+	if t.inst.broken {
+		return nil, &CallError{Policy: t.inst.name, Method: method, Kind: ErrTrap, Err: errors.New("instance failed during restore")}
+	}
+	return t.inst.do(ctx, method, req)
+}
+
+// Close releases the instance and the compiled module.
+func (p *Policy) Close(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if p.inst != nil {
+		p.inst.close(ctx)
+		p.inst = nil
+	}
+	return p.compiled.close(ctx)
+}

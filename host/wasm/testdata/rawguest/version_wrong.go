@@ -1,0 +1,6 @@
+//go:build wasip1 && wrongabi
+
+package main
+
+//go:wasmexport nriwasm_abi_version
+func abiVersion() uint32 { return 2 << 16 }

@@ -1,0 +1,205 @@
+// Package conformance is the reference policy that every SDK implements the same
+// way, so one suite (host/wasm's conformance tests) checks the calling convention,
+// every call, errors and limits against any module. Its answers are fixed by the
+// rules below; a port to another SDK must give byte-identical responses.
+//
+//   - Describe: name "conformance", version "1.0.0".
+//   - Init and Reconfigure: config "reject" → ERROR_CODE_INVALID_ARGUMENT, field
+//     "config"; wants_dra is true when config is "dra".
+//   - Devices: one device "dev0" with attribute "conformance.nriwasm.io/index"
+//     (int 0) and capacity "units" of "4".
+//   - Allocate: one PreparedDevice per result, with CDI env
+//     "CONFORMANCE_<REQUEST>=<device>" and a Ready condition.
+//   - CreateContainer: the adjustment copies the container's env in reverse order,
+//     sets cpuset_cpus to the annotation "conformance.nriwasm.io/cpuset" and adds
+//     the annotation "conformance.nriwasm.io/seen" with the number of containers
+//     created so far. The container's name selects a misbehaviour: "panic" panics,
+//     "loop" never returns, "oom" allocates without bound, "print" writes to stdout
+//     and stderr and then panics, "refuse" answers ERROR_CODE_RESOURCE_EXHAUSTED
+//     with field "container.name", "log" logs one message per level.
+//   - Every other call records its method name; DumpState answers the list as a
+//     JSON array of strings.
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// Annotations the policy reads and writes.
+const (
+	CPUSetAnnotation = "conformance.nriwasm.io/cpuset"
+	SeenAnnotation   = "conformance.nriwasm.io/seen"
+)
+
+// Policy is the conformance policy. The zero value is ready to register.
+type Policy struct {
+	created int
+	events  []string
+	sink    [][]byte
+}
+
+// Describe implements policy.Policy.
+func (*Policy) Describe() policy.Description {
+	return policy.Description{Name: "conformance", Version: "1.0.0", Summary: "the ABI conformance reference policy"}
+}
+
+func checkConfig(config []byte) (bool, error) {
+	switch string(config) {
+	case "reject":
+		return false, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config", "config %q is rejected by design", config)
+	case "dra":
+		return true, nil
+	}
+	return false, nil
+}
+
+// Init implements policy.Initializer.
+func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
+	dra, err := checkConfig(r.Config)
+	if err != nil {
+		return nil, err
+	}
+	p.events = append(p.events, "Init")
+	return &abi.InitResponse{WantsDra: dra}, nil
+}
+
+// Reconfigure implements policy.Reconfigurer.
+func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureResponse, error) {
+	dra, err := checkConfig(r.Config)
+	if err != nil {
+		return nil, err
+	}
+	p.events = append(p.events, "Reconfigure")
+	return &abi.ReconfigureResponse{WantsDra: dra}, nil
+}
+
+// Devices implements policy.DeviceProvider.
+func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
+	p.events = append(p.events, "Devices")
+	return &abi.DevicesResponse{Devices: []*abi.Device{{
+		Name: "dev0",
+		Attributes: map[string]*abi.DeviceAttribute{
+			"conformance.nriwasm.io/index": {Value: &abi.DeviceAttribute_IntValue{IntValue: 0}},
+		},
+		Capacities: map[string]*abi.DeviceCapacity{"units": {Value: "4"}},
+	}}}, nil
+}
+
+// Allocate implements policy.Allocator.
+func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
+	p.events = append(p.events, "Allocate")
+	resp := &abi.AllocateResponse{}
+	for _, res := range r.GetClaim().GetResults() {
+		resp.Devices = append(resp.Devices, &abi.PreparedDevice{
+			Request: res.Request, Pool: res.Pool, Device: res.Device, ShareId: res.ShareId,
+			ContainerEdits: &abi.CDIContainerEdits{Env: []string{
+				"CONFORMANCE_" + strings.ToUpper(res.Request) + "=" + res.Device,
+			}},
+			Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: "True", Reason: "Prepared"}}},
+		})
+	}
+	return resp, nil
+}
+
+// CreateContainer implements policy.ContainerCreator.
+func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+	c := r.GetContainer()
+	switch c.GetName() {
+	case "panic":
+		panic("conformance: panic requested")
+	case "loop":
+		for {
+			p.created++
+		}
+	case "oom":
+		for {
+			p.sink = append(p.sink, make([]byte, 1<<20))
+		}
+	case "print":
+		fmt.Fprintln(os.Stdout, "conformance: to stdout")
+		fmt.Fprintln(os.Stderr, "conformance: to stderr")
+		panic("conformance: panic after printing")
+	case "refuse":
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.name", "refused by design")
+	case "log":
+		policy.Log.Debugf("conformance: debug")
+		policy.Log.Infof("conformance: info")
+		policy.Log.Warnf("conformance: warn")
+		policy.Log.Errorf("conformance: error")
+	}
+	p.created++
+	env := slices.Clone(c.GetEnv())
+	slices.Reverse(env)
+	return &abi.CreateContainerResponse{Adjustment: &abi.ContainerAdjustment{
+		CpusetCpus:  c.GetAnnotations()[CPUSetAnnotation],
+		Env:         env,
+		Annotations: map[string]string{SeenAnnotation: strconv.Itoa(p.created)},
+	}}, nil
+}
+
+func (p *Policy) record(method string) { p.events = append(p.events, method) }
+
+// Release implements policy.Releaser.
+func (p *Policy) Release(*abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
+	p.record("Release")
+	return nil, nil
+}
+
+// Synchronize implements policy.Synchronizer.
+func (p *Policy) Synchronize(*abi.SynchronizeRequest) (*abi.SynchronizeResponse, error) {
+	p.record("Synchronize")
+	return nil, nil
+}
+
+// RunPodSandbox implements policy.PodSandboxRunner.
+func (p *Policy) RunPodSandbox(*abi.RunPodSandboxRequest) (*abi.RunPodSandboxResponse, error) {
+	p.record("RunPodSandbox")
+	return nil, nil
+}
+
+// UpdateContainer implements policy.ContainerUpdater.
+func (p *Policy) UpdateContainer(*abi.UpdateContainerRequest) (*abi.UpdateContainerResponse, error) {
+	p.record("UpdateContainer")
+	return nil, nil
+}
+
+// StopContainer implements policy.ContainerStopper.
+func (p *Policy) StopContainer(*abi.StopContainerRequest) (*abi.StopContainerResponse, error) {
+	p.record("StopContainer")
+	return nil, nil
+}
+
+// RemoveContainer implements policy.ContainerRemover.
+func (p *Policy) RemoveContainer(*abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error) {
+	p.record("RemoveContainer")
+	return nil, nil
+}
+
+// StopPodSandbox implements policy.PodSandboxStopper.
+func (p *Policy) StopPodSandbox(*abi.StopPodSandboxRequest) (*abi.StopPodSandboxResponse, error) {
+	p.record("StopPodSandbox")
+	return nil, nil
+}
+
+// RemovePodSandbox implements policy.PodSandboxRemover.
+func (p *Policy) RemovePodSandbox(*abi.RemovePodSandboxRequest) (*abi.RemovePodSandboxResponse, error) {
+	p.record("RemovePodSandbox")
+	return nil, nil
+}
+
+// DumpState implements policy.StateDumper.
+func (p *Policy) DumpState(*abi.DumpStateRequest) (*abi.DumpStateResponse, error) {
+	data, err := json.Marshal(p.events)
+	if err != nil {
+		return nil, err
+	}
+	return &abi.DumpStateResponse{Json: data}, nil
+}

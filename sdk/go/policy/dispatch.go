@@ -1,0 +1,126 @@
+package policy
+
+import (
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// handler decodes one request, calls the policy and wraps its answer.
+type handler func(request []byte) *abi.Response
+
+// Dispatcher routes encoded requests to a policy's handlers. The Wasm exports and
+// the native runner both drive a policy through it. It is not safe for concurrent
+// use; the host serializes calls on an instance.
+type Dispatcher struct {
+	policy      Policy
+	metadata    *abi.PolicyMetadata
+	handlers    map[abi.Method]handler
+	initialized bool
+}
+
+// NewDispatcher validates p's Description and binds its handlers.
+func NewDispatcher(p Policy) (*Dispatcher, error) {
+	desc := p.Describe()
+	if err := desc.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Dispatcher{policy: p, handlers: map[abi.Method]handler{}}
+	d.metadata = &abi.PolicyMetadata{
+		Name:        desc.Name,
+		Version:     desc.Version,
+		Description: desc.Summary,
+		AbiMajor:    abi.ABIMajor,
+		AbiMinor:    abi.ABIMinor,
+		Sdk:         SDKName,
+	}
+	d.bind(abi.Method_METHOD_INFO, true, serve(d.info, wrapInfo))
+	bindCall(d, abi.Method_METHOD_INIT, Initializer.Init, wrapInit)
+	bindCall(d, abi.Method_METHOD_RECONFIGURE, Reconfigurer.Reconfigure, wrapReconfigure)
+	bindCall(d, abi.Method_METHOD_DEVICES, DeviceProvider.Devices, wrapDevices)
+	bindCall(d, abi.Method_METHOD_ALLOCATE, Allocator.Allocate, wrapAllocate)
+	bindCall(d, abi.Method_METHOD_RELEASE, Releaser.Release, wrapRelease)
+	bindCall(d, abi.Method_METHOD_SYNCHRONIZE, Synchronizer.Synchronize, wrapSynchronize)
+	bindCall(d, abi.Method_METHOD_RUN_POD_SANDBOX, PodSandboxRunner.RunPodSandbox, wrapRunPodSandbox)
+	bindCall(d, abi.Method_METHOD_CREATE_CONTAINER, ContainerCreator.CreateContainer, wrapCreateContainer)
+	bindCall(d, abi.Method_METHOD_UPDATE_CONTAINER, ContainerUpdater.UpdateContainer, wrapUpdateContainer)
+	bindCall(d, abi.Method_METHOD_STOP_CONTAINER, ContainerStopper.StopContainer, wrapStopContainer)
+	bindCall(d, abi.Method_METHOD_REMOVE_CONTAINER, ContainerRemover.RemoveContainer, wrapRemoveContainer)
+	bindCall(d, abi.Method_METHOD_STOP_POD_SANDBOX, PodSandboxStopper.StopPodSandbox, wrapStopPodSandbox)
+	bindCall(d, abi.Method_METHOD_REMOVE_POD_SANDBOX, PodSandboxRemover.RemovePodSandbox, wrapRemovePodSandbox)
+	bindCall(d, abi.Method_METHOD_DUMP_STATE, StateDumper.DumpState, wrapDumpState)
+	return d, nil
+}
+
+// Metadata is what Info answers: the Description plus the ABI version, the
+// methods the policy implements and the SDK.
+func (d *Dispatcher) Metadata() *abi.PolicyMetadata { return d.metadata.CloneVT() }
+
+// Dispatch serves one call. It never panics on bad input: an unknown method
+// answers ERROR_CODE_UNIMPLEMENTED, an undecodable request
+// ERROR_CODE_INVALID_ARGUMENT. A panic in the policy itself propagates.
+func (d *Dispatcher) Dispatch(method abi.Method, request []byte) *abi.Response {
+	h, ok := d.handlers[method]
+	if !ok {
+		return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_UNIMPLEMENTED, "",
+			"method %d is not part of ABI v%d.%d", int32(method), abi.ABIMajor, abi.ABIMinor))
+	}
+	if !d.initialized && method != abi.Method_METHOD_INFO && method != abi.Method_METHOD_INIT {
+		return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "",
+			"%s before Init", method.Short()))
+	}
+	resp := h(request)
+	if method == abi.Method_METHOD_INIT && resp.GetError() == nil {
+		d.initialized = true
+	}
+	return resp
+}
+
+func (d *Dispatcher) info(*abi.InfoRequest) (*abi.InfoResponse, error) {
+	return &abi.InfoResponse{Metadata: d.Metadata()}, nil
+}
+
+func (d *Dispatcher) bind(m abi.Method, implemented bool, h handler) {
+	d.handlers[m] = h
+	if implemented && m != abi.Method_METHOD_INFO {
+		d.metadata.Capabilities = append(d.metadata.Capabilities, m)
+	}
+}
+
+// bindCall binds method m to the policy's handler interface I when the policy
+// implements it, and to an empty answer otherwise.
+func bindCall[I any, Req any, PReq request[Req], Resp any](
+	d *Dispatcher, m abi.Method, call func(I, PReq) (*Resp, error), wrap func(*Resp) *abi.Response,
+) {
+	impl, ok := d.policy.(I)
+	if !ok {
+		d.bind(m, false, serve(func(PReq) (*Resp, error) { return new(Resp), nil }, wrap))
+		return
+	}
+	d.bind(m, true, serve(func(r PReq) (*Resp, error) { return call(impl, r) }, wrap))
+}
+
+// request is a generated request message.
+type request[T any] interface {
+	*T
+	UnmarshalVT([]byte) error
+}
+
+func serve[Req any, PReq request[Req], Resp any](call func(PReq) (*Resp, error), wrap func(*Resp) *abi.Response) handler {
+	return func(raw []byte) *abi.Response {
+		req := PReq(new(Req))
+		if err := req.UnmarshalVT(raw); err != nil {
+			return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "", "decode request: %v", err))
+		}
+		resp, err := call(req)
+		if err != nil {
+			return errorResponse(err)
+		}
+		if resp == nil {
+			resp = new(Resp)
+		}
+		return wrap(resp)
+	}
+}
+
+func errorResponse(err error) *abi.Response {
+	return &abi.Response{Result: &abi.Response_Error{Error: abi.ToProto(err)}}
+}

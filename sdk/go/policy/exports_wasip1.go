@@ -1,0 +1,64 @@
+//go:build wasip1
+
+package policy
+
+import (
+	"unsafe"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// The guest side of the calling convention in abi/README.md.
+
+var (
+	requestBuf  []byte
+	responseBuf []byte
+)
+
+//go:wasmexport nriwasm_abi_version
+func exportABIVersion() uint32 { return abi.Version(abi.ABIMajor, abi.ABIMinor) }
+
+//go:wasmexport nriwasm_request_buffer
+func exportRequestBuffer(size uint32) uint32 {
+	if int(size) > len(requestBuf) {
+		requestBuf = make([]byte, size)
+	}
+	if len(requestBuf) == 0 {
+		return 0
+	}
+	return uint32(uintptr(unsafe.Pointer(&requestBuf[0])))
+}
+
+//go:wasmexport nriwasm_call
+func exportCall(method, length uint32) uint64 {
+	var resp *abi.Response
+	switch {
+	case registered == nil:
+		resp = errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "",
+			"no policy registered: call policy.Register from an init function"))
+	case int(length) > len(requestBuf):
+		resp = errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "",
+			"request length %d exceeds the request buffer (%d bytes)", length, len(requestBuf)))
+	default:
+		resp = registered.Dispatch(abi.Method(method), requestBuf[:length])
+	}
+	n := resp.SizeVT()
+	if n > cap(responseBuf) {
+		responseBuf = make([]byte, max(n, 2*cap(responseBuf)))
+	}
+	out := responseBuf[:n]
+	if _, err := resp.MarshalToSizedBufferVT(out); err != nil {
+		panic("nriwasm: encode response: " + err.Error())
+	}
+	if n == 0 {
+		return 0
+	}
+	return uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(n)
+}
+
+//go:wasmimport nriwasm log
+func importLog(level uint32, ptr unsafe.Pointer, length uint32)
+
+func hostLog(level abi.LogLevel, msg string) {
+	importLog(uint32(level), unsafe.Pointer(unsafe.StringData(msg)), uint32(len(msg)))
+}

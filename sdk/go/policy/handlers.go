@@ -1,0 +1,78 @@
+package policy
+
+import abi "github.com/nriwasm/nriwasm/abi/v1"
+
+// The handler interfaces: a policy implements those it needs. Each is one ABI
+// call; its request and response messages are documented in abi/v1.
+
+// Initializer receives the configuration, node, topology and restore state once
+// per instance. Until it returns successfully every other call except Info fails
+// with ERROR_CODE_FAILED_PRECONDITION.
+type Initializer interface {
+	Init(*abi.InitRequest) (*abi.InitResponse, error)
+}
+
+// Reconfigurer accepts a new configuration at runtime; an error keeps the old one.
+type Reconfigurer interface {
+	Reconfigure(*abi.ReconfigureRequest) (*abi.ReconfigureResponse, error)
+}
+
+// DeviceProvider lists the DRA devices the node offers.
+type DeviceProvider interface {
+	Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error)
+}
+
+// Allocator prepares a claim: CDI edits and a status per allocated device.
+type Allocator interface {
+	Allocate(*abi.AllocateRequest) (*abi.AllocateResponse, error)
+}
+
+// Releaser unprepares a claim.
+type Releaser interface {
+	Release(*abi.ReleaseRequest) (*abi.ReleaseResponse, error)
+}
+
+// Synchronizer reconciles with everything the runtime runs.
+type Synchronizer interface {
+	Synchronize(*abi.SynchronizeRequest) (*abi.SynchronizeResponse, error)
+}
+
+// PodSandboxRunner sees new pods.
+type PodSandboxRunner interface {
+	RunPodSandbox(*abi.RunPodSandboxRequest) (*abi.RunPodSandboxResponse, error)
+}
+
+// ContainerCreator places a new container.
+type ContainerCreator interface {
+	CreateContainer(*abi.CreateContainerRequest) (*abi.CreateContainerResponse, error)
+}
+
+// ContainerUpdater reacts to a container's resource update.
+type ContainerUpdater interface {
+	UpdateContainer(*abi.UpdateContainerRequest) (*abi.UpdateContainerResponse, error)
+}
+
+// ContainerStopper reacts to a container stopping.
+type ContainerStopper interface {
+	StopContainer(*abi.StopContainerRequest) (*abi.StopContainerResponse, error)
+}
+
+// ContainerRemover forgets a container.
+type ContainerRemover interface {
+	RemoveContainer(*abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error)
+}
+
+// PodSandboxStopper reacts to a pod stopping.
+type PodSandboxStopper interface {
+	StopPodSandbox(*abi.StopPodSandboxRequest) (*abi.StopPodSandboxResponse, error)
+}
+
+// PodSandboxRemover forgets a pod.
+type PodSandboxRemover interface {
+	RemovePodSandbox(*abi.RemovePodSandboxRequest) (*abi.RemovePodSandboxResponse, error)
+}
+
+// StateDumper dumps the policy's state for debugging.
+type StateDumper interface {
+	DumpState(*abi.DumpStateRequest) (*abi.DumpStateResponse, error)
+}
