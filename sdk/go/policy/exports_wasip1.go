@@ -33,14 +33,14 @@ func exportRequestBuffer(size uint32) uint32 {
 func exportCall(method, length uint32) uint64 {
 	var resp *abi.Response
 	switch {
-	case registered == nil:
+	case Registered() == nil:
 		resp = errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "",
 			"no policy registered: call policy.Register from an init function"))
 	case int(length) > len(requestBuf):
 		resp = errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "",
 			"request length %d exceeds the request buffer (%d bytes)", length, len(requestBuf)))
 	default:
-		resp = registered.Dispatch(abi.Method(method), requestBuf[:length])
+		resp = Registered().Dispatch(abi.Method(method), requestBuf[:length])
 	}
 	n := resp.SizeVT()
 	if n > cap(responseBuf) {

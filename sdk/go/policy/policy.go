@@ -66,3 +66,7 @@ func Register(p Policy) {
 	}
 	registered = d
 }
+
+// Registered returns the dispatcher Register installed, nil before Register. The
+// Wasm exports serve it; a native test of a policy's main package can drive it.
+func Registered() *Dispatcher { return registered }
