@@ -1,6 +1,8 @@
 package wasm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,18 +11,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-logr/logr"
 )
 
-// cache guards wazero's on-disk compilation cache with checksums: wazero checks
-// only part of an entry, and a flipped byte elsewhere (a function offset) would
-// make it run garbage. Entries that do not match the manifest are removed before
-// wazero sees them; wazero then compiles afresh and we record the new entries.
+// cache is the on-disk cache of compiled policies: wazero's compilation cache
+// (wazero/) and the instrumented modules it compiles (instrumented/), guarded by
+// checksums. wazero checks only part of its entries, and a flipped byte elsewhere
+// (a function offset) would make it run garbage. Files that do not match the
+// manifest are removed before anyone reads them; wazero then compiles afresh and
+// the new files are recorded.
 type cache struct {
 	dir    string
 	logger logr.Logger
-	// sums are the verified entries, by path relative to wazeroDir.
+	// sums are the verified entries, by path relative to dir.
 	sums map[string]entrySum
 }
 
@@ -45,6 +50,33 @@ func openCache(dir string, logger logr.Logger) (*cache, error) {
 }
 
 func (c *cache) wazeroDir() string { return filepath.Join(c.dir, "wazero") }
+
+func (c *cache) instrumentedDir() string { return filepath.Join(c.dir, "instrumented") }
+
+// instrumented returns the instrumented form of code from the cache, or makes it
+// with instrument and stores it.
+func (c *cache) instrumented(code []byte, instrument func([]byte) ([]byte, error)) ([]byte, error) {
+	key := sha256.Sum256(code)
+	rel := filepath.Join("instrumented", hex.EncodeToString(key[:])+".wasm")
+	path := filepath.Join(c.dir, rel)
+	if _, ok := c.sums[rel]; ok {
+		if data, err := os.ReadFile(path); err == nil {
+			return data, nil
+		}
+	}
+	data, err := instrument(code)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.instrumentedDir(), 0o700); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(path, data); err != nil {
+		return nil, err
+	}
+	c.sums[rel] = entrySum{Size: int64(len(data)), CRC32: crc32.Checksum(data, castagnoli)}
+	return data, nil
+}
 
 // verify removes every entry the manifest does not vouch for.
 func (c *cache) verify() error {
@@ -104,16 +136,21 @@ func (c *cache) reset() error {
 	if err := os.RemoveAll(c.wazeroDir()); err != nil {
 		return err
 	}
+	if err := os.RemoveAll(c.instrumentedDir()); err != nil {
+		return err
+	}
 	if err := os.Remove(filepath.Join(c.dir, manifestName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return os.MkdirAll(c.wazeroDir(), 0o700)
 }
 
+// walk visits every cached file: all regular files under dir but the manifest
+// and temporary files.
 func (c *cache) walk(fn func(rel, path string) error) error {
-	root := c.wazeroDir()
+	root := c.dir
 	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
+		if err != nil || !d.Type().IsRegular() || path == filepath.Join(root, manifestName) || strings.Contains(d.Name(), ".tmp-") {
 			return err
 		}
 		rel, err := filepath.Rel(root, path)

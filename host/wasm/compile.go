@@ -3,11 +3,13 @@ package wasm
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -30,19 +32,19 @@ func (c *compiled) close(ctx context.Context) error {
 // compile it (through the on-disk cache), provide WASI and the host log import,
 // and check its exports and imports.
 func compile(ctx context.Context, name string, code []byte, o *options, hostLog api.GoModuleFunc) (*compiled, error) {
-	if o.interrupt == InterruptInstrumented {
-		instrumented, _, err := interrupt.Instrument(code)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: instrument module: %w", name, err)
-		}
-		code = instrumented
-	}
 	c := &compiled{}
 	if o.cacheDir != "" {
 		var err error
 		if c.cache, err = openCache(o.cacheDir, o.logger); err != nil {
 			return nil, fmt.Errorf("policy %q: %w", name, err)
 		}
+	}
+	if o.interrupt == InterruptInstrumented {
+		instrumented, err := c.instrument(code)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: instrument module: %w", name, err)
+		}
+		code = instrumented
 	}
 	mod, rt, err := c.compileOnce(ctx, code, o, true)
 	if err != nil && c.cache != nil {
@@ -83,11 +85,22 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 	return c, nil
 }
 
+// instrument adds the deadline checks, through the cache when there is one.
+func (c *compiled) instrument(code []byte) ([]byte, error) {
+	run := func(code []byte) ([]byte, error) {
+		out, _, err := interrupt.Instrument(code)
+		return out, err
+	}
+	if c.cache == nil {
+		return run(code)
+	}
+	return c.cache.instrumented(code, run)
+}
+
 func (c *compiled) compileOnce(ctx context.Context, code []byte, o *options, useCache bool) (wazero.CompiledModule, wazero.Runtime, error) {
 	cfg := wazero.NewRuntimeConfigCompiler().
 		WithMemoryLimitPages(uint32(o.memoryLimit / wasmPageSize)).
-		WithCloseOnContextDone(o.interrupt == InterruptWazero).
-		WithMemoryCapacityFromMax(true)
+		WithCloseOnContextDone(o.interrupt == InterruptWazero)
 	if useCache && c.cache != nil {
 		cc, err := wazero.NewCompilationCacheWithDir(c.cache.wazeroDir())
 		if err != nil {
@@ -96,7 +109,7 @@ func (c *compiled) compileOnce(ctx context.Context, code []byte, o *options, use
 		cfg = cfg.WithCompilationCache(cc)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	mod, err := rt.CompileModule(ctx, code)
+	mod, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.NumCPU()), code)
 	if err != nil {
 		_ = rt.Close(ctx)
 		return nil, nil, err

@@ -48,6 +48,9 @@ func (e *CallError) Error() string {
 		b.WriteString(compactTrace(e.Err.Error()))
 	}
 	if out := strings.TrimSpace(e.Output); out != "" {
+		if len(out) > maxOutputInError {
+			out = out[:maxOutputInError] + "\n[… more in CallError.Output …]"
+		}
 		fmt.Fprintf(&b, "\nguest output:\n%s", out)
 	}
 	return b.String()
@@ -64,6 +67,7 @@ func (e *CallError) Unwrap() []error {
 // Limits of the Wasm stack trace kept in an error message; the guest's own
 // output usually says more, and Go's generic frame names run to kilobytes.
 const (
+	maxOutputInError   = 4 << 10
 	maxTraceFrames     = 8
 	maxTraceFrameBytes = 120
 )

@@ -3,27 +3,24 @@ package wasm_test
 import (
 	_ "embed"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
-// The conformance policy, built from sdk/go/conformance by:
-//
-//	make fixtures
-//
-// (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath
-// -o sdk/go/conformance/conformance.wasm ./sdk/go/conformance/cmd/conformance)
+// conformanceModule is the conformance policy, built into policies/builtin from
+// sdk/go/conformance by `make policies`.
 func conformanceModule(t testing.TB) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "sdk", "go", "conformance", "conformance.wasm"))
-	if err != nil {
-		t.Fatalf("read conformance fixture (run make fixtures): %v", err)
+	data, ok := builtin.Module("conformance")
+	if !ok {
+		t.Fatal("policies/builtin lacks conformance.wasm: run make policies")
 	}
 	return data
 }
 
 // Raw guests that break the calling convention, built from testdata/rawguest by
-// make fixtures:
+// make policies:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath [-tags wrongabi|nocall] -o testdata/rawguest[-TAG].wasm ./testdata/rawguest
 var (

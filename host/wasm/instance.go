@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -47,7 +48,7 @@ func instantiate(ctx context.Context, name string, c *compiled, o *options, logg
 		WithStdout(out).
 		WithStderr(out).
 		WithStartFunctions()
-	mod, err := c.runtime.InstantiateModule(ctx, c.module, cfg)
+	mod, err := c.runtime.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), c.module, cfg)
 	if err != nil {
 		return nil, instantiateError(name, err, out)
 	}

@@ -10,6 +10,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 )
 
 func TestBadModulesAreRefusedAtLoad(t *testing.T) {
@@ -118,5 +119,44 @@ func TestCorruptCompilationCacheIsRebuilt(t *testing.T) {
 				t.Errorf("nothing logged about the corrupt cache: %q", logs.lines)
 			}
 		})
+	}
+}
+
+func TestSealedMetadata(t *testing.T) {
+	ctx := context.Background()
+	sealed := conformanceModule(t)
+	md, err := wasm.ReadMetadata(sealed)
+	if err != nil || md == nil {
+		t.Fatalf("ReadMetadata(built-in conformance) = %v, %v; want its section (run make policies)", md, err)
+	}
+	if md.Name != "conformance" || md.AbiMajor != abi.ABIMajor || len(md.Capabilities) != 14 {
+		t.Fatalf("metadata = %v", md)
+	}
+	resealed, _, err := wasm.Seal(ctx, sealed, wasm.WithCacheDir(sharedCache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(resealed) != string(sealed) {
+		t.Fatal("sealing a sealed module changed it: sealing is not deterministic or not idempotent")
+	}
+	if unsealed, err := wasm.ReadMetadata(rawGuest); err != nil || unsealed != nil {
+		t.Fatalf("ReadMetadata(unsealed) = %v, %v; want nil, nil", unsealed, err)
+	}
+}
+
+func TestMetadataDeclaringAnotherABIIsRefusedBeforeCompiling(t *testing.T) {
+	md := &abi.PolicyMetadata{Name: "future", Version: "1.0.0", AbiMajor: 2, AbiMinor: 3}
+	payload, _ := md.MarshalVT()
+	module, err := wasmbin.SetCustomSection(rawGuest, abi.MetadataSection, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = wasm.Load(context.Background(), "future", module)
+	if err == nil || !strings.Contains(err.Error(), "declares ABI v2.3 in its nriwasm.metadata section, this host speaks v1.0") {
+		t.Fatalf("error = %v", err)
+	}
+	garbage, _ := wasmbin.SetCustomSection(rawGuest, abi.MetadataSection, []byte{0xff})
+	if _, err := wasm.Load(context.Background(), "garbage", garbage); err == nil || !strings.Contains(err.Error(), "decode nriwasm.metadata section") {
+		t.Fatalf("error = %v", err)
 	}
 }

@@ -21,6 +21,7 @@ type Policy struct {
 	opts     options
 	logger   logr.Logger
 	compiled *compiled
+	metadata *abi.PolicyMetadata
 
 	mu       sync.Mutex
 	inst     *instance
@@ -39,7 +40,14 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 			return nil, fmt.Errorf("policy %q: %w", name, err)
 		}
 	}
-	p := &Policy{name: name, opts: o, logger: o.logger.WithValues("policy", name)}
+	md, err := ReadMetadata(module)
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", name, err)
+	}
+	if err := checkMetadata(name, md); err != nil {
+		return nil, err
+	}
+	p := &Policy{name: name, opts: o, logger: o.logger.WithValues("policy", name), metadata: md}
 	c, err := compile(ctx, name, module, &p.opts, hostLog(p.logger))
 	if err != nil {
 		return nil, err
@@ -54,6 +62,10 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 
 // Name is the name Load was given.
 func (p *Policy) Name() string { return p.name }
+
+// Metadata is the module's metadata section, nil if it has none (an unsealed
+// module).
+func (p *Policy) Metadata() *abi.PolicyMetadata { return p.metadata.CloneVT() }
 
 // Rebuilds counts instances built after a failure.
 func (p *Policy) Rebuilds() uint64 { return p.rebuilds.Load() }

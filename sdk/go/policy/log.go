@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
@@ -23,7 +24,11 @@ func (Logger) Errorf(format string, args ...any) { emit(abi.LogLevel_LOG_LEVEL_E
 func emit(level abi.LogLevel, format string, args []any) {
 	msg := fmt.Sprintf(format, args...)
 	if len(msg) > abi.MaxLogMessage {
-		msg = msg[:abi.MaxLogMessage]
+		n := abi.MaxLogMessage
+		for n > 0 && !utf8.RuneStart(msg[n]) {
+			n--
+		}
+		msg = msg[:n]
 	}
 	hostLog(level, msg)
 }

@@ -3,6 +3,8 @@ package interrupt
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 )
 
 // errUnsupported reports an opcode the decoder does not know, so it cannot
@@ -18,16 +20,16 @@ const (
 
 // skipInstruction decodes the instruction at r, consumes it with all its
 // immediates and returns its first opcode byte.
-func skipInstruction(r *reader) (byte, error) {
-	at := r.offset()
-	op, err := r.byte()
+func skipInstruction(r *wasmbin.Reader) (byte, error) {
+	at := r.Offset()
+	op, err := r.Byte()
 	if err != nil {
 		return 0, err
 	}
 	var imm immediate
 	switch op {
 	case opPrefixFC, opPrefixFD, opPrefixFE:
-		sub, err := r.u32()
+		sub, err := r.U32()
 		if err != nil {
 			return 0, fmt.Errorf("sub-opcode of 0x%02x: %w", op, err)
 		}
@@ -55,15 +57,15 @@ func skipInstruction(r *reader) (byte, error) {
 }
 
 // skipImmediate consumes the immediates described by imm.
-func skipImmediate(r *reader, imm immediate) error {
+func skipImmediate(r *wasmbin.Reader, imm immediate) error {
 	var err error
 	switch imm {
 	case immNone:
 	case immU32:
-		_, err = r.u32()
+		_, err = r.U32()
 	case immU32x2:
-		if _, err = r.u32(); err == nil {
-			_, err = r.u32()
+		if _, err = r.U32(); err == nil {
+			_, err = r.U32()
 		}
 	case immBlockType:
 		err = skipBlockType(r)
@@ -73,20 +75,20 @@ func skipImmediate(r *reader, imm immediate) error {
 		err = skipMemArg(r)
 	case immMemArgLane:
 		if err = skipMemArg(r); err == nil {
-			_, err = r.byte()
+			_, err = r.Byte()
 		}
 	case immLane:
-		_, err = r.byte()
+		_, err = r.Byte()
 	case immV128:
-		err = r.skip(16)
+		err = r.Skip(16)
 	case immS32:
-		_, err = r.s32()
+		_, err = r.S32()
 	case immS64:
-		_, err = r.s64()
+		_, err = r.S64()
 	case immF32:
-		err = r.skip(4)
+		err = r.Skip(4)
 	case immF64:
-		err = r.skip(8)
+		err = r.Skip(8)
 	case immHeapType:
 		err = skipHeapType(r)
 	case immSelectT:
@@ -95,8 +97,8 @@ func skipImmediate(r *reader, imm immediate) error {
 		err = skipTryTable(r)
 	case immZeroByte:
 		var b byte
-		if b, err = r.byte(); err == nil && b != 0 {
-			err = fmt.Errorf("reserved byte is 0x%02x, want 0x00: %w", b, errMalformed)
+		if b, err = r.Byte(); err == nil && b != 0 {
+			err = fmt.Errorf("reserved byte is 0x%02x, want 0x00: %w", b, wasmbin.ErrMalformed)
 		}
 	default:
 		panic(fmt.Sprintf("interrupt: unhandled immediate kind %d", imm))
@@ -106,23 +108,23 @@ func skipImmediate(r *reader, imm immediate) error {
 
 // skipHeapType consumes a heap type: an abstract type in one byte (a
 // negative s33) or a type index (a non-negative s33).
-func skipHeapType(r *reader) error {
-	at := r.offset()
-	v, err := r.s33()
+func skipHeapType(r *wasmbin.Reader) error {
+	at := r.Offset()
+	v, err := r.S33()
 	if err != nil {
 		return err
 	}
-	if v < 0 && r.offset()-at != 1 {
-		return fmt.Errorf("heap type at offset %d: abstract heap types are one byte: %w", at, errMalformed)
+	if v < 0 && r.Offset()-at != 1 {
+		return fmt.Errorf("heap type at offset %d: abstract heap types are one byte: %w", at, wasmbin.ErrMalformed)
 	}
 	return nil
 }
 
 // skipValType consumes a value type: one byte, or a reference type prefix
 // followed by a heap type.
-func skipValType(r *reader) error {
-	at := r.offset()
-	b, err := r.byte()
+func skipValType(r *wasmbin.Reader) error {
+	at := r.Offset()
+	b, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -132,42 +134,41 @@ func skipValType(r *reader) error {
 	case b > blockTypeEmpty && b < 0x80:
 		return nil
 	}
-	return fmt.Errorf("invalid value type 0x%02x at offset %d: %w", b, at, errMalformed)
+	return fmt.Errorf("invalid value type 0x%02x at offset %d: %w", b, at, wasmbin.ErrMalformed)
 }
 
 // skipBlockType consumes a blocktype: 0x40 (empty), a value type, or a type
 // index encoded as a non-negative s33.
-func skipBlockType(r *reader) error {
-	b, err := r.peek()
+func skipBlockType(r *wasmbin.Reader) error {
+	b, err := r.Peek()
 	if err != nil {
 		return err
 	}
 	switch {
 	case b == blockTypeEmpty:
-		r.pos++
-		return nil
+		return r.Skip(1)
 	case b > blockTypeEmpty && b < 0x80:
 		return skipValType(r)
 	}
-	at := r.offset()
-	v, err := r.s33()
+	at := r.Offset()
+	v, err := r.S33()
 	if err != nil {
 		return err
 	}
 	if v < 0 {
-		return fmt.Errorf("block type at offset %d: negative type index %d: %w", at, v, errMalformed)
+		return fmt.Errorf("block type at offset %d: negative type index %d: %w", at, v, wasmbin.ErrMalformed)
 	}
 	return nil
 }
 
 // skipBrTable consumes the label vector and default label of br_table.
-func skipBrTable(r *reader) error {
-	n, err := r.u32()
+func skipBrTable(r *wasmbin.Reader) error {
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for i := uint64(0); i <= uint64(n); i++ { // n labels and the default
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
@@ -176,23 +177,23 @@ func skipBrTable(r *reader) error {
 
 // skipMemArg consumes a memarg: alignment, a memory index when bit 6 of the
 // alignment is set (multi-memory), and an offset (u64 for memory64).
-func skipMemArg(r *reader) error {
-	align, err := r.u32()
+func skipMemArg(r *wasmbin.Reader) error {
+	align, err := r.U32()
 	if err != nil {
 		return err
 	}
 	if align&0x40 != 0 {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
-	_, err = r.u64()
+	_, err = r.U64()
 	return err
 }
 
 // skipSelectTypes consumes the result type vector of a typed select.
-func skipSelectTypes(r *reader) error {
-	n, err := r.u32()
+func skipSelectTypes(r *wasmbin.Reader) error {
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -205,30 +206,30 @@ func skipSelectTypes(r *reader) error {
 }
 
 // skipTryTable consumes the blocktype and catch clauses of try_table.
-func skipTryTable(r *reader) error {
+func skipTryTable(r *wasmbin.Reader) error {
 	if err := skipBlockType(r); err != nil {
 		return err
 	}
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		at := r.offset()
-		kind, err := r.byte()
+		at := r.Offset()
+		kind, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		switch kind {
 		case 0x00, 0x01: // catch, catch_ref: tag index, label
-			_, err = r.u32()
+			_, err = r.U32()
 			if err == nil {
-				_, err = r.u32()
+				_, err = r.U32()
 			}
 		case 0x02, 0x03: // catch_all, catch_all_ref: label
-			_, err = r.u32()
+			_, err = r.U32()
 		default:
-			err = fmt.Errorf("unknown catch kind 0x%02x at offset %d: %w", kind, at, errMalformed)
+			err = fmt.Errorf("unknown catch kind 0x%02x at offset %d: %w", kind, at, wasmbin.ErrMalformed)
 		}
 		if err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 )
 
 // b concatenates byte snippets.
@@ -127,7 +129,7 @@ func TestSkipInstruction(t *testing.T) {
 	for _, tt := range instructionCases {
 		t.Run(tt.name, func(t *testing.T) {
 			// A trailing byte checks that decoding stops at the right place.
-			r := &reader{buf: b(tt.code, []byte{0x0b})}
+			r := wasmbin.NewReader(b(tt.code, []byte{0x0b}), 0)
 			op, err := skipInstruction(r)
 			if err != nil {
 				t.Fatalf("skipInstruction(% x): %v", tt.code, err)
@@ -135,8 +137,8 @@ func TestSkipInstruction(t *testing.T) {
 			if op != tt.code[0] {
 				t.Errorf("opcode = 0x%02x, want 0x%02x", op, tt.code[0])
 			}
-			if r.pos != len(tt.code) {
-				t.Errorf("consumed %d bytes, want %d", r.pos, len(tt.code))
+			if r.Remaining() != 1 {
+				t.Errorf("consumed %d bytes, want %d", len(tt.code)+1-r.Remaining(), len(tt.code))
 			}
 		})
 	}
@@ -146,8 +148,8 @@ func TestSkipInstructionTruncated(t *testing.T) {
 	for _, tt := range instructionCases {
 		t.Run(tt.name, func(t *testing.T) {
 			for k := 0; k < len(tt.code); k++ {
-				_, err := skipInstruction(&reader{buf: tt.code[:k]})
-				if !errors.Is(err, errTruncated) {
+				_, err := skipInstruction(wasmbin.NewReader(tt.code[:k], 0))
+				if !errors.Is(err, wasmbin.ErrTruncated) {
 					t.Fatalf("prefix % x: error = %v, want truncated", tt.code[:k], err)
 				}
 			}
@@ -170,16 +172,16 @@ func TestSkipInstructionErrors(t *testing.T) {
 		{"simd past relaxed", []byte{0xfd, 0x94, 0x02}, errUnsupported, "0xfd 0x114"},
 		{"threads gap", []byte{0xfe, 0x04}, errUnsupported, "0xfe 0x04"},
 		{"threads past end", []byte{0xfe, 0x4f}, errUnsupported, "0xfe 0x4f"},
-		{"fence reserved byte", []byte{0xfe, 0x03, 0x01}, errMalformed, "reserved byte"},
-		{"catch kind", []byte{0x1f, 0x40, 0x01, 0x04, 0x00}, errMalformed, "catch kind 0x04"},
-		{"negative block type", []byte{0x02, 0xff, 0x7f}, errMalformed, "block type"},
-		{"bad select type", []byte{0x1c, 0x01, 0x05}, errMalformed, "value type 0x05"},
-		{"multi-byte abstract heap type", []byte{0xd0, 0xf0, 0x7f}, errMalformed, "heap type"},
-		{"u32 overflow", []byte{0x20, 0xff, 0xff, 0xff, 0xff, 0x7f}, errOverflow, "opcode 0x20 at offset 10"},
+		{"fence reserved byte", []byte{0xfe, 0x03, 0x01}, wasmbin.ErrMalformed, "reserved byte"},
+		{"catch kind", []byte{0x1f, 0x40, 0x01, 0x04, 0x00}, wasmbin.ErrMalformed, "catch kind 0x04"},
+		{"negative block type", []byte{0x02, 0xff, 0x7f}, wasmbin.ErrMalformed, "block type"},
+		{"bad select type", []byte{0x1c, 0x01, 0x05}, wasmbin.ErrMalformed, "value type 0x05"},
+		{"multi-byte abstract heap type", []byte{0xd0, 0xf0, 0x7f}, wasmbin.ErrMalformed, "heap type"},
+		{"u32 overflow", []byte{0x20, 0xff, 0xff, 0xff, 0xff, 0x7f}, wasmbin.ErrOverflow, "opcode 0x20 at offset 10"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := skipInstruction(&reader{buf: tt.code, base: 10})
+			_, err := skipInstruction(wasmbin.NewReader(tt.code, 10))
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error = %v, want %v", err, tt.want)
 			}

@@ -22,7 +22,12 @@
 // DWARF ones (".debug_*"), whose code offsets the rewrite invalidates.
 package interrupt
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
+)
 
 // GlobalName is the export name of the interrupt flag global.
 const GlobalName = "nriwasm_interrupt"
@@ -42,7 +47,7 @@ const GlobalName = "nriwasm_interrupt"
 // does not know; errors name the byte offset in module and the function
 // index.
 func Instrument(module []byte) ([]byte, int, error) {
-	sections, err := parseSections(module)
+	sections, err := wasmbin.Parse(module)
 	if err != nil {
 		return nil, 0, fmt.Errorf("interrupt: %w", err)
 	}
@@ -52,12 +57,12 @@ func Instrument(module []byte) ([]byte, int, error) {
 	for _, s := range sections {
 		debug, err := isDebugSection(s)
 		if err != nil {
-			return nil, 0, fmt.Errorf("interrupt: section at offset %d: %w", s.offset, err)
+			return nil, 0, fmt.Errorf("interrupt: section at offset %d: %w", s.Offset, err)
 		}
 		if debug {
 			continue
 		}
-		if s.id == secImport {
+		if s.ID == wasmbin.SectionImport {
 			if imports, err = countImports(s); err != nil {
 				return nil, 0, fmt.Errorf("interrupt: %w", err)
 			}
@@ -65,46 +70,59 @@ func Instrument(module []byte) ([]byte, int, error) {
 		kept = append(kept, s)
 	}
 
-	if indexOf(kept, secGlobal) < 0 {
-		kept = insertSection(kept, section{id: secGlobal})
+	if indexOf(kept, wasmbin.SectionGlobal) < 0 {
+		kept = wasmbin.Insert(kept, wasmbin.Section{ID: wasmbin.SectionGlobal})
 	}
-	g := indexOf(kept, secGlobal)
-	payload, flag, err := appendGlobal(kept[g].payload, kept[g].offset, imports.globals)
+	g := indexOf(kept, wasmbin.SectionGlobal)
+	payload, flag, err := appendGlobal(kept[g].Payload, kept[g].Offset, imports.globals)
 	if err != nil {
 		return nil, 0, fmt.Errorf("interrupt: global section: %w", err)
 	}
-	kept[g].payload = payload
+	kept[g].Payload = payload
 
-	if indexOf(kept, secExport) < 0 {
-		kept = insertSection(kept, section{id: secExport})
+	if indexOf(kept, wasmbin.SectionExport) < 0 {
+		kept = wasmbin.Insert(kept, wasmbin.Section{ID: wasmbin.SectionExport})
 	}
-	e := indexOf(kept, secExport)
-	if payload, err = appendExport(kept[e].payload, kept[e].offset, flag); err != nil {
+	e := indexOf(kept, wasmbin.SectionExport)
+	if payload, err = appendExport(kept[e].Payload, kept[e].Offset, flag); err != nil {
 		return nil, 0, fmt.Errorf("interrupt: export section: %w", err)
 	}
-	kept[e].payload = payload
+	kept[e].Payload = payload
 
 	loops := 0
-	if c := indexOf(kept, secCode); c >= 0 {
+	if c := indexOf(kept, wasmbin.SectionCode); c >= 0 {
 		if payload, loops, err = rewriteCode(kept[c], flag, imports.funcs); err != nil {
 			return nil, 0, fmt.Errorf("interrupt: code section: %w", err)
 		}
-		kept[c].payload = payload
+		kept[c].Payload = payload
 	}
 
-	size := len(header)
+	size := len(wasmbin.Header)
 	for _, s := range kept {
-		size += 1 + 5 + len(s.payload)
+		size += 1 + 5 + len(s.Payload)
 	}
-	return encodeModule(kept, size), loops, nil
+	return wasmbin.Encode(kept, size), loops, nil
 }
 
 // indexOf returns the position of the section with the given id, or -1.
-func indexOf(sections []section, id byte) int {
+func indexOf(sections []wasmbin.Section, id byte) int {
 	for i, s := range sections {
-		if s.id == id {
+		if s.ID == id {
 			return i
 		}
 	}
 	return -1
+}
+
+// isDebugSection reports whether s is a DWARF custom section, whose code
+// offsets become wrong once function bodies are rewritten.
+func isDebugSection(s wasmbin.Section) (bool, error) {
+	if s.ID != wasmbin.SectionCustom {
+		return false, nil
+	}
+	name, err := wasmbin.CustomName(s)
+	if err != nil {
+		return false, err
+	}
+	return strings.HasPrefix(name, ".debug_"), nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 )
 
 // Import and export kinds.
@@ -28,10 +30,10 @@ type importCounts struct {
 
 // countImports parses the import section and counts imported functions and
 // globals.
-func countImports(s section) (importCounts, error) {
+func countImports(s wasmbin.Section) (importCounts, error) {
 	var c importCounts
-	r := s.payloadReader()
-	n, err := r.u32()
+	r := s.Reader()
+	n, err := r.U32()
 	if err != nil {
 		return c, fmt.Errorf("import count: %w", err)
 	}
@@ -47,28 +49,28 @@ func countImports(s section) (importCounts, error) {
 			c.globals++
 		}
 	}
-	if r.remaining() != 0 {
-		return c, fmt.Errorf("import section: %d trailing bytes: %w", r.remaining(), errMalformed)
+	if r.Remaining() != 0 {
+		return c, fmt.Errorf("import section: %d trailing bytes: %w", r.Remaining(), wasmbin.ErrMalformed)
 	}
 	return c, nil
 }
 
 // skipImport reads one import entry and returns its kind.
-func skipImport(r *reader) (byte, error) {
-	if _, err := r.name(); err != nil {
+func skipImport(r *wasmbin.Reader) (byte, error) {
+	if _, err := r.Name(); err != nil {
 		return 0, fmt.Errorf("module name: %w", err)
 	}
-	if _, err := r.name(); err != nil {
+	if _, err := r.Name(); err != nil {
 		return 0, fmt.Errorf("field name: %w", err)
 	}
-	at := r.offset()
-	kind, err := r.byte()
+	at := r.Offset()
+	kind, err := r.Byte()
 	if err != nil {
 		return 0, err
 	}
 	switch kind {
 	case kindFunc:
-		_, err = r.u32()
+		_, err = r.U32()
 	case kindTable:
 		if err = skipValType(r); err == nil {
 			err = skipLimits(r)
@@ -77,14 +79,14 @@ func skipImport(r *reader) (byte, error) {
 		err = skipLimits(r)
 	case kindGlobal:
 		if err = skipValType(r); err == nil {
-			_, err = r.byte() // mutability
+			_, err = r.Byte() // mutability
 		}
 	case kindTag:
-		if _, err = r.byte(); err == nil { // attribute
-			_, err = r.u32()
+		if _, err = r.Byte(); err == nil { // attribute
+			_, err = r.U32()
 		}
 	default:
-		return 0, fmt.Errorf("unknown import kind 0x%02x at offset %d: %w", kind, at, errMalformed)
+		return 0, fmt.Errorf("unknown import kind 0x%02x at offset %d: %w", kind, at, wasmbin.ErrMalformed)
 	}
 	return kind, err
 }
@@ -92,33 +94,41 @@ func skipImport(r *reader) (byte, error) {
 // skipLimits reads table or memory limits. The flag byte says whether a
 // maximum follows (bit 0), whether the memory is shared (bit 1), whether the
 // bounds are 64-bit (bit 2) and whether a custom page size follows (bit 3).
-func skipLimits(r *reader) error {
-	at := r.offset()
-	flags, err := r.byte()
+func skipLimits(r *wasmbin.Reader) error {
+	at := r.Offset()
+	flags, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	if flags > 0x0f {
-		return fmt.Errorf("unknown limits flags 0x%02x at offset %d: %w", flags, at, errMalformed)
+		return fmt.Errorf("unknown limits flags 0x%02x at offset %d: %w", flags, at, wasmbin.ErrMalformed)
 	}
-	bits := uint(32)
-	if flags&0x04 != 0 {
-		bits = 64
-	}
-	if _, err := r.unsigned(bits); err != nil {
+	wide := flags&0x04 != 0
+	if err := skipBound(r, wide); err != nil {
 		return err
 	}
 	if flags&0x01 != 0 {
-		if _, err := r.unsigned(bits); err != nil {
+		if err := skipBound(r, wide); err != nil {
 			return err
 		}
 	}
 	if flags&0x08 != 0 {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// skipBound reads a limits bound: a u64 if wide, else a u32.
+func skipBound(r *wasmbin.Reader, wide bool) error {
+	var err error
+	if wide {
+		_, err = r.U64()
+	} else {
+		_, err = r.U32()
+	}
+	return err
 }
 
 // appendGlobal returns the global section payload with the interrupt flag
@@ -127,17 +137,17 @@ func appendGlobal(payload []byte, offset int, imported uint32) ([]byte, uint32, 
 	var defined uint32
 	var rest []byte
 	if payload != nil {
-		r := &reader{buf: payload, base: offset}
-		n, err := r.u32()
+		r := wasmbin.NewReader(payload, offset)
+		n, err := r.U32()
 		if err != nil {
 			return nil, 0, fmt.Errorf("global count: %w", err)
 		}
-		defined, rest = n, payload[r.pos:]
+		defined, rest = n, payload[len(payload)-r.Remaining():]
 	}
 	if defined == math.MaxUint32 || uint64(imported)+uint64(defined) >= math.MaxUint32 {
-		return nil, 0, fmt.Errorf("too many globals: %w", errMalformed)
+		return nil, 0, fmt.Errorf("too many globals: %w", wasmbin.ErrMalformed)
 	}
-	out := appendU32(make([]byte, 0, len(payload)+10), defined+1)
+	out := wasmbin.AppendU32(make([]byte, 0, len(payload)+10), defined+1)
 	out = append(out, rest...)
 	// i32, mutable, init expression: i32.const 0; end.
 	out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b)
@@ -151,38 +161,37 @@ func appendExport(payload []byte, offset int, idx uint32) ([]byte, error) {
 	var count uint32
 	var rest []byte
 	if payload != nil {
-		r := &reader{buf: payload, base: offset}
-		n, err := r.u32()
+		r := wasmbin.NewReader(payload, offset)
+		n, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("export count: %w", err)
 		}
-		count, rest = n, payload[r.pos:]
+		count, rest = n, payload[len(payload)-r.Remaining():]
 		for i := uint32(0); i < n; i++ {
-			name, err := r.name()
+			name, err := r.Name()
 			if err != nil {
 				return nil, fmt.Errorf("export %d: %w", i, err)
 			}
 			if name == GlobalName {
 				return nil, fmt.Errorf("export %q: %w (module already instrumented?)", name, errExportExists)
 			}
-			if _, err := r.byte(); err != nil { // kind
+			if _, err := r.Byte(); err != nil { // kind
 				return nil, fmt.Errorf("export %d: %w", i, err)
 			}
-			if _, err := r.u32(); err != nil { // index
+			if _, err := r.U32(); err != nil { // index
 				return nil, fmt.Errorf("export %d: %w", i, err)
 			}
 		}
-		if r.remaining() != 0 {
-			return nil, fmt.Errorf("export section: %d trailing bytes: %w", r.remaining(), errMalformed)
+		if r.Remaining() != 0 {
+			return nil, fmt.Errorf("export section: %d trailing bytes: %w", r.Remaining(), wasmbin.ErrMalformed)
 		}
 	}
 	if count == math.MaxUint32 {
-		return nil, fmt.Errorf("too many exports: %w", errMalformed)
+		return nil, fmt.Errorf("too many exports: %w", wasmbin.ErrMalformed)
 	}
-	out := appendU32(make([]byte, 0, len(payload)+len(GlobalName)+12), count+1)
+	out := wasmbin.AppendU32(make([]byte, 0, len(payload)+len(GlobalName)+12), count+1)
 	out = append(out, rest...)
-	out = appendU32(out, uint32(len(GlobalName)))
-	out = append(out, GlobalName...)
+	out = wasmbin.AppendName(out, GlobalName)
 	out = append(out, kindGlobal)
-	return appendU32(out, idx), nil
+	return wasmbin.AppendU32(out, idx), nil
 }

@@ -7,35 +7,36 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
 // vec encodes a vector: the number of items, then the items.
 func vec(items ...[]byte) []byte {
-	return b(appendU32(nil, uint32(len(items))), bytes.Join(items, nil))
+	return b(wasmbin.AppendU32(nil, uint32(len(items))), bytes.Join(items, nil))
 }
 
 // str encodes a name.
-func str(s string) []byte { return b(appendU32(nil, uint32(len(s))), []byte(s)) }
+func str(s string) []byte { return wasmbin.AppendName(nil, s) }
 
 // sec encodes a section.
 func sec(id byte, payload ...[]byte) []byte {
 	p := bytes.Join(payload, nil)
-	return b([]byte{id}, appendU32(nil, uint32(len(p))), p)
+	return b([]byte{id}, wasmbin.AppendU32(nil, uint32(len(p))), p)
 }
 
 // custom encodes a custom section.
-func custom(name string, data []byte) []byte { return sec(secCustom, str(name), data) }
+func custom(name string, data []byte) []byte { return sec(wasmbin.SectionCustom, str(name), data) }
 
 // body encodes a function body without locals.
 func body(code ...byte) []byte {
 	p := b([]byte{0x00}, code)
-	return b(appendU32(nil, uint32(len(p))), p)
+	return b(wasmbin.AppendU32(nil, uint32(len(p))), p)
 }
 
 // wasm assembles a module from sections.
-func wasm(sections ...[]byte) []byte { return b(header, bytes.Join(sections, nil)) }
+func wasm(sections ...[]byte) []byte { return b([]byte(wasmbin.Header), bytes.Join(sections, nil)) }
 
 // countdown is a function (param i32) (result i32) that loops until its
 // parameter is zero, then returns 7.
@@ -52,15 +53,15 @@ var countdown = body(
 // nameSection is a "name" custom section payload naming function 0.
 var nameSection = func() []byte {
 	names := vec(b([]byte{0x00}, str("countdown")))
-	return b([]byte{0x01}, appendU32(nil, uint32(len(names))), names)
+	return b([]byte{0x01}, wasmbin.AppendU32(nil, uint32(len(names))), names)
 }()
 
-var funcType = sec(secType, vec([]byte{0x60, 0x01, 0x7f, 0x01, 0x7f}))
+var funcType = sec(wasmbin.SectionType, vec([]byte{0x60, 0x01, 0x7f, 0x01, 0x7f}))
 
 // TestNoGlobalNoExport instruments a module that has neither a global nor an
 // export section, so both are created in place.
 func TestNoGlobalNoExport(t *testing.T) {
-	in := wasm(funcType, sec(secFunction, vec([]byte{0x00})), sec(secCode, vec(countdown)), custom("name", nameSection))
+	in := wasm(funcType, sec(wasmbin.SectionFunction, vec([]byte{0x00})), sec(wasmbin.SectionCode, vec(countdown)), custom("name", nameSection))
 	out, loops, err := Instrument(in)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestNoGlobalNoExport(t *testing.T) {
 		t.Errorf("loops = %d, want 1", loops)
 	}
 	ids := sectionIDs(t, out)
-	if want := []byte{secType, secFunction, secGlobal, secExport, secCode, secCustom}; !bytes.Equal(ids, want) {
+	if want := []byte{wasmbin.SectionType, wasmbin.SectionFunction, wasmbin.SectionGlobal, wasmbin.SectionExport, wasmbin.SectionCode, wasmbin.SectionCustom}; !bytes.Equal(ids, want) {
 		t.Errorf("section ids = %v, want %v", ids, want)
 	}
 	mod := instantiate(t, out)
@@ -90,21 +91,21 @@ func TestImportedGlobal(t *testing.T) {
 	defer r.Close(ctx)
 	// Module "env" exports an immutable i32 global "g".
 	env := wasm(
-		sec(secGlobal, vec([]byte{0x7f, 0x00, 0x41, 0x05, 0x0b})),
-		sec(secExport, vec(b(str("g"), []byte{kindGlobal, 0x00}))),
+		sec(wasmbin.SectionGlobal, vec([]byte{0x7f, 0x00, 0x41, 0x05, 0x0b})),
+		sec(wasmbin.SectionExport, vec(b(str("g"), []byte{kindGlobal, 0x00}))),
 	)
 	if _, err := r.InstantiateWithConfig(ctx, env, wazero.NewModuleConfig().WithName("env")); err != nil {
 		t.Fatal(err)
 	}
 	in := wasm(
 		funcType,
-		sec(secImport, vec(b(str("env"), str("g"), []byte{kindGlobal, 0x7f, 0x00}))),
-		sec(secFunction, vec([]byte{0x00})),
-		sec(secMemory, vec([]byte{0x00, 0x01})),
-		sec(secGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x00, 0x0b})),
-		sec(secExport, vec(b(str("run"), []byte{kindFunc, 0x00}))),
+		sec(wasmbin.SectionImport, vec(b(str("env"), str("g"), []byte{kindGlobal, 0x7f, 0x00}))),
+		sec(wasmbin.SectionFunction, vec([]byte{0x00})),
+		sec(wasmbin.SectionMemory, vec([]byte{0x00, 0x01})),
+		sec(wasmbin.SectionGlobal, vec([]byte{0x7e, 0x01, 0x42, 0x00, 0x0b})),
+		sec(wasmbin.SectionExport, vec(b(str("run"), []byte{kindFunc, 0x00}))),
 		custom(".debug_info", []byte{0xde, 0xad}),
-		sec(secCode, vec(countdown)),
+		sec(wasmbin.SectionCode, vec(countdown)),
 		custom("nriwasm.metadata", []byte("keep me")),
 	)
 	out, loops, err := Instrument(in)
@@ -139,33 +140,26 @@ func TestImportedGlobal(t *testing.T) {
 }
 
 func TestInstrumentErrors(t *testing.T) {
-	code := func(bodies ...[]byte) []byte { return sec(secCode, vec(bodies...)) }
-	fn := sec(secFunction, vec([]byte{0x00}))
+	code := func(bodies ...[]byte) []byte { return sec(wasmbin.SectionCode, vec(bodies...)) }
+	fn := sec(wasmbin.SectionFunction, vec([]byte{0x00}))
 	tests := []struct {
 		name    string
 		module  []byte
 		want    error
 		message string
 	}{
-		{"empty", nil, errTruncated, "header"},
-		{"bad magic", []byte("\x00asn\x01\x00\x00\x00"), errMalformed, "magic"},
-		{"component", []byte("\x00asm\x0d\x00\x01\x00"), errMalformed, "version"},
-		{"truncated section", b(header, []byte{secType, 0x05, 0x00}), errTruncated, "section 1"},
-		{"truncated section size", b(header, []byte{secType, 0x80}), errTruncated, "size of section 1"},
-		{"unknown section", wasm(sec(14)), errMalformed, "unknown section id 14"},
-		{"out of order", wasm(sec(secFunction, vec()), funcType), errMalformed, "out of order"},
-		{"duplicate", wasm(funcType, funcType), errMalformed, "duplicated"},
-		{"duplicate export", wasm(sec(secExport, vec(b(str(GlobalName), []byte{kindFunc, 0x00})))), errExportExists, GlobalName},
-		{"bad import kind", wasm(sec(secImport, vec(b(str("a"), str("b"), []byte{0x07})))), errMalformed, "import kind 0x07"},
+		{"empty", nil, wasmbin.ErrTruncated, "header"},
+		{"duplicate export", wasm(sec(wasmbin.SectionExport, vec(b(str(GlobalName), []byte{kindFunc, 0x00})))), errExportExists, GlobalName},
+		{"bad import kind", wasm(sec(wasmbin.SectionImport, vec(b(str("a"), str("b"), []byte{0x07})))), wasmbin.ErrMalformed, "import kind 0x07"},
 		{"unsupported opcode", wasm(funcType,
-			sec(secImport, vec(b(str("a"), str("b"), []byte{kindFunc, 0x00}))),
+			sec(wasmbin.SectionImport, vec(b(str("a"), str("b"), []byte{kindFunc, 0x00}))),
 			fn, code(body(0x01, 0x0b), body(0x01, 0xfb, 0x00, 0x0b))),
 			errUnsupported, "unsupported opcode 0xfb at offset 39 in function 2"},
-		{"truncated body", wasm(funcType, fn, code(body(0x41))), errTruncated, "function 0"},
-		{"body without end", wasm(funcType, fn, code(body(0x01))), errMalformed, "end instruction"},
-		{"trailing code bytes", wasm(funcType, fn, sec(secCode, vec(body(0x0b)), []byte{0x00})), errMalformed, "trailing"},
-		{"bad locals", wasm(funcType, fn, code([]byte{0x03, 0x01, 0x01, 0x05})), errMalformed, "locals entry 0"},
-		{"bad custom name", wasm(sec(secCustom, []byte{0x05})), errTruncated, "custom section name"},
+		{"truncated body", wasm(funcType, fn, code(body(0x41))), wasmbin.ErrTruncated, "function 0"},
+		{"body without end", wasm(funcType, fn, code(body(0x01))), wasmbin.ErrMalformed, "end instruction"},
+		{"trailing code bytes", wasm(funcType, fn, sec(wasmbin.SectionCode, vec(body(0x0b)), []byte{0x00})), wasmbin.ErrMalformed, "trailing"},
+		{"bad locals", wasm(funcType, fn, code([]byte{0x03, 0x01, 0x01, 0x05})), wasmbin.ErrMalformed, "locals entry 0"},
+		{"bad custom name", wasm(sec(wasmbin.SectionCustom, []byte{0x05})), wasmbin.ErrTruncated, "custom section name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,46 +177,16 @@ func TestInstrumentErrors(t *testing.T) {
 	}
 }
 
-func TestInsertSection(t *testing.T) {
-	tests := []struct {
-		name string
-		ids  []byte
-		add  byte
-		want []byte
-	}{
-		{"global after tag", []byte{1, 3, 5, 13, 8, 9, 12, 10, 11, 0}, secGlobal, []byte{1, 3, 5, 13, 6, 8, 9, 12, 10, 11, 0}},
-		{"export before start", []byte{1, 3, 6, 8, 10}, secExport, []byte{1, 3, 6, 7, 8, 10}},
-		{"before trailing custom", []byte{0, 1, 3, 0}, secGlobal, []byte{0, 1, 3, 6, 0}},
-		{"custom before code stays first", []byte{1, 0, 10}, secExport, []byte{1, 0, 7, 10}},
-		{"only custom", []byte{0}, secGlobal, []byte{6, 0}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var secs []section
-			for _, id := range tt.ids {
-				secs = append(secs, section{id: id})
-			}
-			var got []byte
-			for _, s := range insertSection(secs, section{id: tt.add}) {
-				got = append(got, s.id)
-			}
-			if !bytes.Equal(got, tt.want) {
-				t.Fatalf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 // sectionIDs returns the section ids of a module.
 func sectionIDs(t *testing.T, module []byte) []byte {
 	t.Helper()
-	secs, err := parseSections(module)
+	secs, err := wasmbin.Parse(module)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []byte
 	for _, s := range secs {
-		ids = append(ids, s.id)
+		ids = append(ids, s.ID)
 	}
 	return ids
 }

@@ -3,6 +3,8 @@ package interrupt
 import (
 	"fmt"
 	"math"
+
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 )
 
 // appendCheck appends the interrupt check that follows every loop header:
@@ -13,32 +15,32 @@ import (
 //	end
 func appendCheck(dst []byte, flag uint32) []byte {
 	dst = append(dst, opGlobalGet)
-	dst = appendU32(dst, flag)
+	dst = wasmbin.AppendU32(dst, flag)
 	return append(dst, opIf, blockTypeEmpty, 0x00, opEnd)
 }
 
 // rewriteCode returns the code section payload with the check inserted after
 // every loop header, and the number of loops instrumented. firstFunc is the
 // function index of the first body (the number of imported functions).
-func rewriteCode(s section, flag, firstFunc uint32) ([]byte, int, error) {
-	r := s.payloadReader()
-	n, err := r.u32()
+func rewriteCode(s wasmbin.Section, flag, firstFunc uint32) ([]byte, int, error) {
+	r := s.Reader()
+	n, err := r.U32()
 	if err != nil {
 		return nil, 0, fmt.Errorf("function body count: %w", err)
 	}
 	check := appendCheck(nil, flag)
-	out := make([]byte, 0, len(s.payload)+len(s.payload)/8)
-	out = appendU32(out, n)
+	out := make([]byte, 0, len(s.Payload)+len(s.Payload)/8)
+	out = wasmbin.AppendU32(out, n)
 	var body []byte // reused buffer for one rewritten body
 	loops := 0
 	for i := uint32(0); i < n; i++ {
 		fn := uint64(firstFunc) + uint64(i)
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, 0, fmt.Errorf("size of function %d: %w", fn, err)
 		}
-		base := r.offset()
-		src, err := r.bytes(int(size))
+		base := r.Offset()
+		src, err := r.Bytes(int(size))
 		if err != nil {
 			return nil, 0, fmt.Errorf("body of function %d: %w", fn, err)
 		}
@@ -51,11 +53,11 @@ func rewriteCode(s section, flag, firstFunc uint32) ([]byte, int, error) {
 			return nil, 0, fmt.Errorf("function %d: rewritten body too large", fn)
 		}
 		loops += k
-		out = appendU32(out, uint32(len(body)))
+		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 	}
-	if r.remaining() != 0 {
-		return nil, 0, fmt.Errorf("code section: %d trailing bytes at offset %d: %w", r.remaining(), r.offset(), errMalformed)
+	if r.Remaining() != 0 {
+		return nil, 0, fmt.Errorf("code section: %d trailing bytes at offset %d: %w", r.Remaining(), r.Offset(), wasmbin.ErrMalformed)
 	}
 	if len(out) > math.MaxUint32 {
 		return nil, 0, fmt.Errorf("rewritten code section too large")
@@ -67,13 +69,13 @@ func rewriteCode(s section, flag, firstFunc uint32) ([]byte, int, error) {
 // offset base, with check inserted after each loop's blocktype. It returns
 // the extended dst and the number of loops found.
 func rewriteBody(dst, src []byte, base int, check []byte) ([]byte, int, error) {
-	r := &reader{buf: src, base: base}
-	decls, err := r.u32()
+	r := wasmbin.NewReader(src, base)
+	decls, err := r.U32()
 	if err != nil {
 		return nil, 0, fmt.Errorf("locals: %w", err)
 	}
 	for j := uint32(0); j < decls; j++ {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return nil, 0, fmt.Errorf("locals entry %d: %w", j, err)
 		}
 		if err := skipValType(r); err != nil {
@@ -83,21 +85,22 @@ func rewriteBody(dst, src []byte, base int, check []byte) ([]byte, int, error) {
 	copied := 0 // src[:copied] is already in dst
 	loops := 0
 	last := byte(0xff)
-	for r.remaining() > 0 {
+	for r.Remaining() > 0 {
 		op, err := skipInstruction(r)
 		if err != nil {
 			return nil, 0, err
 		}
 		last = op
 		if op == opLoop {
-			dst = append(dst, src[copied:r.pos]...)
+			pos := len(src) - r.Remaining()
+			dst = append(dst, src[copied:pos]...)
 			dst = append(dst, check...)
-			copied = r.pos
+			copied = pos
 			loops++
 		}
 	}
 	if last != opEnd {
-		return nil, 0, fmt.Errorf("body does not end with an end instruction at offset %d: %w", r.offset(), errMalformed)
+		return nil, 0, fmt.Errorf("body does not end with an end instruction at offset %d: %w", r.Offset(), wasmbin.ErrMalformed)
 	}
 	return append(dst, src[copied:]...), loops, nil
 }

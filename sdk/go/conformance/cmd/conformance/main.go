@@ -1,6 +1,5 @@
-// Command conformance is the conformance policy built as a Wasm module:
-//
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o sdk/go/conformance/conformance.wasm ./sdk/go/conformance/cmd/conformance
+// Command conformance is the conformance policy built as a Wasm module; `make
+// policies` builds and seals it into policies/builtin/conformance.wasm.
 package main
 
 import (

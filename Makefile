@@ -1,0 +1,78 @@
+# nriwasm — build, generate, test. `make help` lists the targets.
+
+SHELL := bash
+GO ?= go
+# Tools are pinned and installed outside the repository, so clones share them.
+TOOLS_BIN ?= $(HOME)/.cache/nriwasm/tools/bin
+export PATH := $(TOOLS_BIN):$(PATH)
+
+BUF_VERSION := v1.75.0
+PROTOC_GEN_GO_VERSION := v1.36.12
+VTPROTO_VERSION := v0.6.0
+STATICCHECK_VERSION := v0.8.2
+
+# buf breaking compares the ABI with this (a git ref or a buf image).
+BUF_AGAINST ?= .git\#branch=main
+# The frozen image of every released ABI version; breaking changes against it fail.
+ABI_BASELINE := abi/v1/v1.0.binpb
+
+WASM_ENV := GOOS=wasip1 GOARCH=wasm
+WASM_BUILD := $(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath
+BIN := bin/nriwasm
+
+.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+tools: ## install buf, the protoc plugins and staticcheck (pinned)
+	@mkdir -p $(TOOLS_BIN)
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GOBIN=$(TOOLS_BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$(VTPROTO_VERSION)
+	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+generate: ## regenerate abi/v1/*.pb.go from the .proto files
+	buf generate
+
+policies: ## build and seal every .wasm: built-in policies and test fixtures
+	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance
+	$(GO) run ./host/cmd/nriwasm policy seal policies/builtin/conformance.wasm
+	$(WASM_BUILD) -o host/wasm/testdata/rawguest.wasm ./host/wasm/testdata/rawguest
+	$(WASM_BUILD) -tags wrongabi -o host/wasm/testdata/rawguest-wrongabi.wasm ./host/wasm/testdata/rawguest
+	$(WASM_BUILD) -tags nocall -o host/wasm/testdata/rawguest-nocall.wasm ./host/wasm/testdata/rawguest
+	$(WASM_BUILD) -o host/wasm/internal/interrupt/testdata/spin.wasm ./host/wasm/internal/interrupt/testdata/spin
+
+build: ## build bin/nriwasm (the built-in policies are embedded)
+	$(GO) build -o $(BIN) ./host/cmd/nriwasm
+
+test: ## run every test
+	$(GO) test ./...
+
+race: ## run the concurrent packages' tests under the race detector
+	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/...
+
+bench: ## run the benchmarks (benchstat-friendly output in bench.txt)
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./... | tee bench.txt
+
+lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, buf lint and breaking
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/
+	staticcheck ./...
+
+buf-lint:
+	buf lint
+
+buf-breaking:
+	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:abi/v1/abi.proto 2>/dev/null; then \
+		buf breaking --against '$(BUF_AGAINST)'; else echo "buf breaking: no ABI on main yet"; fi
+	buf breaking --against $(ABI_BASELINE)
+
+check-generated: generate policies ## fail if generated code or .wasm fixtures differ from their sources
+	@git diff --exit-code --stat -- abi policies host/wasm/testdata host/wasm/internal/interrupt/testdata || \
+		{ echo "generated files are out of date: run make generate policies and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- abi policies); if [ -n "$$untracked" ]; then \
+		echo "untracked generated files: $$untracked"; exit 1; fi
+
+ci: tools lint check-generated test ## what .ci/run does

@@ -1,0 +1,30 @@
+package v1_test
+
+import (
+	"fmt"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Example_wire shows the bytes of the example call in abi/README.md.
+func Example_wire() {
+	req := &abi.CreateContainerRequest{
+		Pod:       &abi.PodSandbox{Id: "p"},
+		Container: &abi.Container{Id: "x", Name: "c1"},
+	}
+	reqBytes, _ := req.MarshalVT()
+	resp := &abi.Response{Result: &abi.Response_CreateContainer{
+		CreateContainer: &abi.CreateContainerResponse{Adjustment: &abi.ContainerAdjustment{}},
+	}}
+	respBytes, _ := resp.MarshalVT()
+	ptr, length := uint64(0x10000), uint64(len(respBytes))
+	fmt.Printf("request  % x (%d bytes)\n", reqBytes, len(reqBytes))
+	fmt.Printf("response % x\n", respBytes)
+	fmt.Printf("returned %#016x\n", ptr<<32|length)
+	fmt.Printf("version  %#08x\n", abi.Version(abi.ABIMajor, abi.ABIMinor))
+	// Output:
+	// request  0a 03 0a 01 70 12 07 0a 01 78 1a 02 63 31 (14 bytes)
+	// response 4a 02 0a 00
+	// returned 0x0001000000000004
+	// version  0x00010000
+}

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/policies/builtin"
+)
+
+type checkFlags struct {
+	policy   string
+	sysfs    string
+	cacheDir string
+	config   string
+}
+
+func newCheck() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Load a policy against this node's topology and report what it decides",
+		Long: `check loads a policy (the built-in default unless --policy names another),
+discovers the node's topology from sysfs, initializes the policy with it, asks it
+to place one probe container, and prints what it answered and how long each step
+took. Nothing on the node is changed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, f) },
+	}
+	cmd.Flags().StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name or a .wasm file")
+	cmd.Flags().StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
+	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `compiled-code cache directory ("" for none)`)
+	cmd.Flags().StringVar(&f.config, "config", "", "a policy configuration file")
+	return cmd
+}
+
+func defaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "nriwasm")
+}
+
+func runCheck(cmd *cobra.Command, f checkFlags) error {
+	ctx := cmd.Context()
+	out := cmd.OutOrStdout()
+	name, module, err := readPolicy(f.policy)
+	if err != nil {
+		return err
+	}
+	var config []byte
+	if f.config != "" {
+		if config, err = os.ReadFile(f.config); err != nil {
+			return fmt.Errorf("read policy config: %w", err)
+		}
+	}
+	start := time.Now()
+	topo, err := topology.Discover(f.sysfs)
+	if err != nil {
+		return err
+	}
+	discovered := time.Since(start)
+	node, _ := os.Hostname()
+
+	start = time.Now()
+	var opts []wasm.Option
+	if f.cacheDir != "" {
+		opts = append(opts, wasm.WithCacheDir(f.cacheDir))
+	}
+	p, err := wasm.Load(ctx, name, module, opts...)
+	if err != nil {
+		return err
+	}
+	defer p.Close(ctx)
+	loaded := time.Since(start)
+	client := abi.NewClient(p)
+
+	info, err := client.Info(ctx, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor})
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	if _, err := client.Init(ctx, &abi.InitRequest{Config: config, NodeName: node, Topology: topo}); err != nil {
+		return err
+	}
+	initialized := time.Since(start)
+
+	start = time.Now()
+	probe := probeRequest(topo)
+	resp, err := client.CreateContainer(ctx, probe)
+	if err != nil {
+		return err
+	}
+	placed := time.Since(start)
+
+	md := info.GetMetadata()
+	sealed := "unsealed"
+	if p.Metadata() != nil {
+		sealed = "sealed"
+	}
+	fmt.Fprintf(out, "policy        %s %s (ABI v%d.%d, %s, %s)\n", md.Name, md.Version, md.AbiMajor, md.AbiMinor, md.Sdk, sealed)
+	fmt.Fprintf(out, "capabilities  %s\n", capabilityNames(md.Capabilities))
+	describeNode(out, node, f.sysfs, topo, discovered)
+	fmt.Fprintf(out, "load          %v (cache %q)\n", loaded.Round(time.Millisecond), f.cacheDir)
+	fmt.Fprintf(out, "init          %v\n", initialized.Round(time.Microsecond))
+	adj := resp.GetAdjustment()
+	fmt.Fprintf(out, "probe         CreateContainer %s/%s → cpus %q mems %q, %d env, %d updates (%v)\n",
+		probe.Pod.Namespace, probe.Container.Name, adj.GetCpusetCpus(), adj.GetCpusetMems(), len(adj.GetEnv()), len(resp.GetUpdates()), placed.Round(time.Microsecond))
+	return nil
+}
+
+// probeRequest is a best-effort container that asks the conformance policy, via
+// its annotation, for every online CPU.
+func probeRequest(topo *abi.Topology) *abi.CreateContainerRequest {
+	var cpus []uint32
+	for _, c := range topo.GetCpus() {
+		cpus = append(cpus, c.Id)
+	}
+	pod := &abi.PodSandbox{Id: "probe", Uid: "00000000-0000-0000-0000-000000000000", Name: "probe", Namespace: "default", QosClass: abi.QOSClass_QOS_CLASS_BEST_EFFORT}
+	return &abi.CreateContainerRequest{
+		Pod: pod,
+		Container: &abi.Container{
+			Id: "probe", PodSandboxId: pod.Id, Name: "probe", Namespace: pod.Namespace, QosClass: pod.QosClass,
+			Annotations: map[string]string{"conformance.nriwasm.io/cpuset": topology.FormatList(cpus)},
+			Resources:   &abi.Resources{},
+		},
+	}
+}
+
+func capabilityNames(ms []abi.Method) string {
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Short())
+	}
+	return strings.Join(names, ", ")
+}
+
+func describeNode(out io.Writer, node, sysfs string, t *abi.Topology, took time.Duration) {
+	fmt.Fprintf(out, "node          %s: %d CPUs, %d NUMA nodes, %d caches, %d PCI devices, %d network interfaces (from %s in %v)\n",
+		node, len(t.GetCpus()), len(t.GetNumaNodes()), len(t.GetCaches()), len(t.GetPciDevices()), len(t.GetNetworkInterfaces()), sysfs, took.Round(time.Microsecond))
+}

@@ -1,0 +1,111 @@
+package wasm_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/sdk/go/conformance"
+	"github.com/nriwasm/nriwasm/sdk/go/native"
+)
+
+// request1K is a CreateContainer request of about 1 KiB whose response (the env
+// reversed) is about as large.
+func request1K() *abi.CreateContainerRequest {
+	var env []string
+	for i := range 16 {
+		env = append(env, fmt.Sprintf("VARIABLE_%02d", i), fmt.Sprintf("value-%02d-0123456789abcdef0123456789", i))
+	}
+	req := createContainer("bench", env...)
+	req.Pod.Labels = map[string]string{"app": "bench", "tier": "backend"}
+	return req
+}
+
+func benchTransports(b *testing.B) map[string]abi.Transport {
+	ctx := context.Background()
+	init := func(t abi.Transport) {
+		if _, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	out := map[string]abi.Transport{}
+	r, err := native.New(&conformance.Policy{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	init(r)
+	out["native"] = r
+	for _, mode := range []wasm.Interrupt{wasm.InterruptInstrumented, wasm.InterruptWazero, wasm.InterruptNone} {
+		p, err := wasm.Load(ctx, "conformance", conformanceModule(b), wasm.WithCacheDir(sharedCache), wasm.WithInterrupt(mode))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Close(ctx) })
+		init(p)
+		out["wasm-"+mode.String()] = p
+	}
+	return out
+}
+
+// BenchmarkCall measures one call through each transport: the empty call
+// (RunPodSandbox, nothing to decode or answer) and a 1 KiB request/response round
+// trip (CreateContainer).
+func BenchmarkCall(b *testing.B) {
+	ctx := context.Background()
+	big := request1K()
+	b.Logf("1K request: %d bytes", big.SizeVT())
+	for _, name := range []string{"native", "wasm-instrumented", "wasm-wazero", "wasm-none"} {
+		t := benchTransports(b)[name]
+		client := abi.NewClient(t)
+		b.Run("empty/"+name, func(b *testing.B) {
+			req := &abi.RunPodSandboxRequest{}
+			for b.Loop() {
+				if _, err := client.RunPodSandbox(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("1KiB/"+name, func(b *testing.B) {
+			b.SetBytes(int64(big.SizeVT()))
+			for b.Loop() {
+				if _, err := client.CreateContainer(ctx, big); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoad measures Load of the 9 MB conformance module from a warm
+// compilation cache: instrumentation, cache verification, compilation from the
+// cache, instantiation, _initialize and the handshake.
+func BenchmarkLoad(b *testing.B) {
+	ctx := context.Background()
+	module := conformanceModule(b)
+	b.Run("warm-cache", func(b *testing.B) {
+		dir := b.TempDir()
+		p, err := wasm.Load(ctx, "conformance", module, wasm.WithCacheDir(dir))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Close(ctx)
+		for b.Loop() {
+			p, err := wasm.Load(ctx, "conformance", module, wasm.WithCacheDir(dir))
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Close(ctx)
+		}
+	})
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			p, err := wasm.Load(ctx, "conformance", module)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Close(ctx)
+		}
+	})
+}

@@ -1,0 +1,43 @@
+package wasm
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// mmapAllocator backs each linear memory with one anonymous mapping of the
+// memory limit, reserved up front and committed by the kernel page by page as
+// the guest touches it. Growing never copies and instantiation never clears
+// memory; wazero's default allocator does both, which made a guest that grows to
+// a 64 MiB limit spend seconds copying before it could fail.
+type mmapAllocator struct{}
+
+func (mmapAllocator) Allocate(_, max uint64) experimental.LinearMemory {
+	buf, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
+	if err != nil {
+		panic(fmt.Sprintf("reserve %d bytes of linear memory: %v", max, err))
+	}
+	return &mmapMemory{buf: buf}
+}
+
+type mmapMemory struct{ buf []byte }
+
+func (m *mmapMemory) Reallocate(size uint64) []byte {
+	if size > uint64(len(m.buf)) {
+		return nil
+	}
+	return m.buf[:size]
+}
+
+func (m *mmapMemory) Free() {
+	if m.buf != nil {
+		_ = syscall.Munmap(m.buf)
+		m.buf = nil
+	}
+}
+
+// memoryAllocator is the allocator instantiate passes to wazero.
+var memoryAllocator experimental.MemoryAllocator = mmapAllocator{}
