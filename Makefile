@@ -17,7 +17,7 @@ BUF_AGAINST ?= .git\#branch=main
 ABI_BASELINE := abi/v1/v1.0.binpb
 
 WASM_ENV := GOOS=wasip1 GOARCH=wasm
-WASM_BUILD := $(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath
+WASM_BUILD := $(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 BIN := bin/nriwasm
 
 .PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci

@@ -24,25 +24,60 @@ type cacheKey struct {
 	cpus  string // shared_cpu_list as sysfs prints it
 }
 
-// discoverCaches reads cpuN/cache/indexK for every online CPU, merges the
-// per-CPU views into cache instances, numbers them (sorted by level, type
-// and first CPU; see RATIONALE.md) and fills CPU.cache_ids.
+// cacheRef is one cpuN/cache/indexK as read in the parallel per-CPU phase.
+type cacheRef struct {
+	dir string
+	key cacheKey
+}
+
+// readCacheRefs reads a CPU's cache/index0, index1, ... (the kernel numbers
+// them without gaps) up to the first without a level file.
+func (s *sysfs) readCacheRefs(cpu uint32) ([]cacheRef, error) {
+	var refs []cacheRef
+	for k := 0; ; k++ {
+		dir := fmt.Sprintf("%s/cpu%d/cache/index%d", cpuDir, cpu, k)
+		level, ok, err := s.readUint(dir+"/level", 32)
+		if err != nil || !ok {
+			return refs, err
+		}
+		ref := cacheRef{dir: dir, key: cacheKey{level: uint32(level)}}
+		typ, ok, err := s.read(dir + "/type")
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if ref.key.typ, ok = cacheTypes[typ]; !ok {
+				return nil, s.badContent(dir+"/type", typ, fmt.Errorf("unknown cache type"))
+			}
+		}
+		shared, ok, err := s.read(dir + "/shared_cpu_list")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			// Private to this CPU as far as sysfs tells.
+			shared = strconv.FormatUint(uint64(cpu), 10)
+		}
+		ref.key.cpus = shared
+		refs = append(refs, ref)
+	}
+}
+
+// discoverCaches merges the CPUs' cache refs into cache instances, numbers
+// them (sorted by level, type and first CPU; see RATIONALE.md) and fills
+// CPU.cache_ids.
 func (s *sysfs) discoverCaches(cpus *cpuSet) ([]*abi.Cache, error) {
 	byKey := make(map[cacheKey]*abi.Cache)
 	uses := make([][]*abi.Cache, len(cpus.list))
 	for i, c := range cpus.list {
-		dir := fmt.Sprintf("%s/cpu%d/cache", cpuDir, c.Id)
-		names, err := s.dirNames(dir, "index")
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range names {
-			cache, err := s.readCacheIndex(dir+"/"+name, c.Id, cpus.online, byKey)
-			if err != nil {
-				return nil, err
-			}
+		for _, ref := range cpus.cacheRefs[i] {
+			cache := byKey[ref.key]
 			if cache == nil {
-				continue
+				var err error
+				if cache, err = s.newCache(ref, cpus.online); err != nil {
+					return nil, err
+				}
+				byKey[ref.key] = cache
 			}
 			if _, found := slices.BinarySearch(cache.Cpus, c.Id); !found {
 				cache.Cpus = sortedUnique(append(cache.Cpus, c.Id))
@@ -80,55 +115,26 @@ func compareCaches(a, b *abi.Cache) int {
 	return slices.Compare(a.Cpus, b.Cpus)
 }
 
-// readCacheIndex reads one cpuN/cache/indexK directory and returns the cache
-// instance it describes, new or already known. An index without a level
-// file is skipped (nil).
-func (s *sysfs) readCacheIndex(dir string, cpu uint32, online idSet, byKey map[cacheKey]*abi.Cache) (*abi.Cache, error) {
-	level, ok, err := s.readUint(dir+"/level", 32)
-	if err != nil || !ok {
-		return nil, err
-	}
-	key := cacheKey{level: uint32(level)}
-	typ, ok, err := s.read(dir + "/type")
+// newCache makes the instance a ref describes the first time a CPU
+// reports it, reading its size and sysfs id.
+func (s *sysfs) newCache(ref cacheRef, online idSet) (*abi.Cache, error) {
+	ids, err := ParseList(ref.key.cpus)
 	if err != nil {
-		return nil, err
+		return nil, s.badContent(ref.dir+"/shared_cpu_list", ref.key.cpus, err)
 	}
-	if ok {
-		if key.typ, ok = cacheTypes[typ]; !ok {
-			return nil, s.badContent(dir+"/type", typ, fmt.Errorf("unknown cache type"))
-		}
-	}
-	shared, ok, err := s.read(dir + "/shared_cpu_list")
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		// Private to this CPU as far as sysfs tells.
-		shared = strconv.FormatUint(uint64(cpu), 10)
-	}
-	key.cpus = shared
-	if cache := byKey[key]; cache != nil {
-		return cache, nil
-	}
-
-	ids, err := ParseList(shared)
-	if err != nil {
-		return nil, s.badContent(dir+"/shared_cpu_list", shared, err)
-	}
-	cache := &abi.Cache{Level: key.level, Type: key.typ, Cpus: online.filter(ids)}
-	size, ok, err := s.read(dir + "/size")
+	cache := &abi.Cache{Level: ref.key.level, Type: ref.key.typ, Cpus: online.filter(ids)}
+	size, ok, err := s.read(ref.dir + "/size")
 	if err != nil {
 		return nil, err
 	}
 	if ok {
 		if cache.SizeBytes, err = parseSize(size); err != nil {
-			return nil, s.badContent(dir+"/size", size, err)
+			return nil, s.badContent(ref.dir+"/size", size, err)
 		}
 	}
-	if cache.SysfsId, _, err = s.readID(dir + "/id"); err != nil {
+	if cache.SysfsId, _, err = s.readID(ref.dir + "/id"); err != nil {
 		return nil, err
 	}
-	byKey[key] = cache
 	return cache, nil
 }
 

@@ -19,6 +19,8 @@ type cpuSet struct {
 	offline []uint32
 	// nodeDir tells whether sysfs has a NUMA node directory at all.
 	nodeDir bool
+	// cacheRefs[i] lists the caches list[i] reports, innermost first.
+	cacheRefs [][]cacheRef
 }
 
 func (s *sysfs) discoverCPUs() (*cpuSet, error) {
@@ -48,11 +50,15 @@ func (s *sysfs) discoverCPUs() (*cpuSet, error) {
 	}
 	set.nodeDir = nodeDir
 
-	set.list = make([]*abi.CPU, 0, len(online))
-	for _, id := range online {
+	// The per-CPU files are most of what Discover reads; read them in
+	// parallel. cache refs are merged into instances afterwards.
+	set.list = make([]*abi.CPU, len(online))
+	set.cacheRefs = make([][]cacheRef, len(online))
+	err = parallel(len(online), func(i int) error {
+		id := online[i]
 		c, err := s.readCPU(id, set.online)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.NumaNode = nodeOf[id]
 		c.Isolated = isolatedSet.has(id)
@@ -62,7 +68,12 @@ func (s *sysfs) discoverCPUs() (*cpuSet, error) {
 		case eSet.has(id):
 			c.CoreType = abi.CoreType_CORE_TYPE_EFFICIENT
 		}
-		set.list = append(set.list, c)
+		set.list[i] = c
+		set.cacheRefs[i], err = s.readCacheRefs(id)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return set, nil
 }
@@ -143,6 +154,9 @@ func (s *sysfs) readCPU(id uint32, online idSet) (*abi.CPU, error) {
 		{"cpufreq/cpuinfo_min_freq", &c.MinFreqKhz},
 		{"cpufreq/cpuinfo_max_freq", &c.MaxFreqKhz},
 		{"cpufreq/base_frequency", &c.BaseFreqKhz},
+	}
+	if !s.exists(dir + "cpufreq") {
+		return c, nil
 	}
 	for _, f := range freqs {
 		if *f.dst, _, err = s.readUint(dir+f.file, 64); err != nil {

@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,11 +14,26 @@ import (
 // write generates m's sysfs tree in a fresh temporary directory.
 func write(tb testing.TB, m topologytest.Machine) string {
 	tb.Helper()
-	dir := tb.TempDir()
+	dir := tempDir(tb)
 	if err := m.Write(dir); err != nil {
 		tb.Fatalf("write fixture: %v", err)
 	}
 	return dir
+}
+
+// tempDir is tb.TempDir, put in /dev/shm when TMPDIR is unset and /dev/shm
+// is a writable directory. The 4,096-CPU fixture has ~170,000 files; on a
+// disk-backed /tmp writing and removing them can take a minute rather than
+// seconds.
+func tempDir(tb testing.TB) string {
+	tb.Helper()
+	if os.Getenv("TMPDIR") == "" {
+		if d, err := os.MkdirTemp("/dev/shm", "topology-probe-"); err == nil {
+			os.Remove(d)
+			tb.Setenv("TMPDIR", "/dev/shm")
+		}
+	}
+	return tb.TempDir()
 }
 
 func discover(tb testing.TB, root string, opts ...topology.Option) *abi.Topology {
@@ -174,4 +190,43 @@ func ptrEq(a, b *uint32) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+func wantSlice(t *testing.T, what string, got []uint32, want ...uint32) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func wantDistances(t *testing.T, n *abi.NUMANode, want ...uint32) {
+	t.Helper()
+	var got []uint32
+	for i, d := range n.Distances {
+		if d.Node != uint32(i) {
+			t.Errorf("node %d distance %d is to node %d", n.Id, i, d.Node)
+		}
+		got = append(got, d.Distance)
+	}
+	wantSlice(t, "distances", got, want...)
+}
+
+func wantPCI(t *testing.T, topo *abi.Topology, addr string, node *uint32, root, driver string) {
+	t.Helper()
+	d := pciByAddr(t, topo, addr)
+	if !ptrEq(d.NumaNode, node) || d.PcieRoot != root || d.Driver != driver {
+		t.Errorf("PCI %s: node %v root %q driver %q; want %v %q %q", addr, d.NumaNode, d.PcieRoot, d.Driver, node, root, driver)
+	}
+}
+
+func wantNIC(t *testing.T, topo *abi.Topology, name, pci string, node *uint32, root string, virtual, up bool) {
+	t.Helper()
+	n := netIf(t, topo, name)
+	if n.PciAddress != pci || !ptrEq(n.NumaNode, node) || n.PcieRoot != root || n.Virtual != virtual || n.Up != up {
+		t.Errorf("%s: pci %q node %v root %q virtual %v up %v; want %q %v %q %v %v",
+			name, n.PciAddress, n.NumaNode, n.PcieRoot, n.Virtual, n.Up, pci, node, root, virtual, up)
+	}
+	if n.Mac == "" || n.Mtu == 0 || len(n.Addresses) != 0 {
+		t.Errorf("%s: mac %q mtu %d addresses %v", name, n.Mac, n.Mtu, n.Addresses)
+	}
 }

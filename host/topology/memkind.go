@@ -39,7 +39,7 @@ func (s *sysfs) memoryEvidence() (*memEvidence, error) {
 
 	// Where the CXL bus's devices live: memory under one of them is CXL.
 	var cxlPaths []string
-	cxlDevs, err := s.dirNames("bus/cxl/devices", "")
+	cxlDevs, err := s.subdirs("bus/cxl/devices")
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (s *sysfs) memoryEvidence() (*memEvidence, error) {
 	// dax devices (kmem-onlined memory) and libnvdimm regions name the node
 	// their memory becomes in target_node.
 	for _, bus := range []string{"bus/dax/devices", "bus/nd/devices"} {
-		devs, err := s.dirNames(bus, "")
+		devs, err := s.subdirs(bus)
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ const iffUp = 0x1
 // discoverNetIfs reads class/net/*, sorted by name, and links each interface
 // to the PCI function its device link leads to.
 func (s *sysfs) discoverNetIfs(pci []*abi.PCIDevice, addrs AddressLookup) ([]*abi.NetworkInterface, error) {
-	names, err := s.dirNames(netClass, "")
+	names, err := s.subdirs(netClass)
 	if err != nil {
 		return nil, err
 	}
@@ -96,24 +96,29 @@ func (s *sysfs) readNetIf(name string, pci map[string]*abi.PCIDevice) (*abi.Netw
 }
 
 // canonicalCIDRs parses addresses in CIDR form and returns them canonical
-// (IPv4-mapped IPv6 unmapped, zones dropped), sorted and unique.
+// (IPv4-mapped IPv6 unmapped, zones such as "%eth0" dropped), sorted and
+// unique.
 func canonicalCIDRs(list []string) ([]string, error) {
 	var out []string
 	for _, a := range list {
-		p, err := netip.ParsePrefix(a)
+		addrPart, bitsPart, ok := strings.Cut(a, "/")
+		addr, err := netip.ParseAddr(addrPart)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("address %q: not in CIDR form", a)
+		}
+		bits, err := strconv.Atoi(bitsPart)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("address %q: bad prefix length", a)
 		}
-		addr := p.Addr()
-		bits := p.Bits()
+		addr = addr.WithZone("")
 		if addr.Is4In6() {
-			addr = addr.Unmap()
-			bits -= 96
-			if bits < 0 {
-				return nil, fmt.Errorf("address %q: prefix too short for IPv4-mapped", a)
-			}
+			addr, bits = addr.Unmap(), bits-96
 		}
-		out = append(out, netip.PrefixFrom(addr.WithZone(""), bits).String())
+		p := netip.PrefixFrom(addr, bits)
+		if !p.IsValid() {
+			return nil, fmt.Errorf("address %q: bad prefix length", a)
+		}
+		out = append(out, p.String())
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil

@@ -15,7 +15,7 @@ const pciDevices = "bus/pci/devices"
 
 // discoverPCI reads every function under bus/pci/devices, sorted by address.
 func (s *sysfs) discoverPCI() ([]*abi.PCIDevice, error) {
-	names, err := s.dirNames(pciDevices, "")
+	names, err := s.subdirs(pciDevices)
 	if err != nil {
 		return nil, err
 	}
