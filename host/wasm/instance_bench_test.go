@@ -27,3 +27,43 @@ func BenchmarkInstantiate(b *testing.B) {
 		inst.close(ctx)
 	}
 }
+
+// BenchmarkCompileFromCache separates a warm Load's parts: wazero's own compile
+// from its on-disk cache (decode, validate, load machine code) and our checks
+// around it (checksum verification, the instrumented-module cache).
+func BenchmarkCompileFromCache(b *testing.B) {
+	ctx := context.Background()
+	module, _ := builtin.Module("conformance")
+	o := defaultOptions()
+	o.cacheDir = b.TempDir()
+	c, err := compile(ctx, "conformance", module, &o, hostLog(o.logger))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.close(ctx)
+	instrumented, err := c.instrument(module)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("wazero", func(b *testing.B) {
+		for b.Loop() {
+			mod, rt, err := c.compileOnce(ctx, instrumented, &o, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mod.Close(ctx)
+			rt.Close(ctx)
+		}
+	})
+	b.Run("verify+instrumented", func(b *testing.B) {
+		for b.Loop() {
+			cc, err := openCache(o.cacheDir, o.logger)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cc.instrumented(module, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

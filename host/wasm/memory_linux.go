@@ -14,14 +14,21 @@ import (
 // a 64 MiB limit spend seconds copying before it could fail.
 type mmapAllocator struct{}
 
-func (mmapAllocator) Allocate(_, max uint64) experimental.LinearMemory {
+func (mmapAllocator) Allocate(initial, max uint64) experimental.LinearMemory {
 	buf, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE,
 		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
 	if err != nil {
 		panic(fmt.Sprintf("reserve %d bytes of linear memory: %v", max, err))
 	}
+	// Fault the initial pages in with one call rather than one page fault at a
+	// time while wazero copies the data segments (several times faster in a VM).
+	// Kernels before 5.14 lack MADV_POPULATE_WRITE; the pages then fault lazily.
+	_ = syscall.Madvise(buf[:min(initial, max)], madvPopulateWrite)
 	return &mmapMemory{buf: buf}
 }
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (Linux 5.14).
+const madvPopulateWrite = 23
 
 type mmapMemory struct{ buf []byte }
 
