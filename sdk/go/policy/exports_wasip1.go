@@ -40,7 +40,11 @@ func exportCall(method, length uint32) uint64 {
 		resp = errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "",
 			"request length %d exceeds the request buffer (%d bytes)", length, len(requestBuf)))
 	default:
-		resp = Registered().Dispatch(abi.Method(method), requestBuf[:length])
+		// The decoded request aliases its bytes (strings are not copied one by one),
+		// so it gets bytes of its own: the request buffer is reused by the next call.
+		request := make([]byte, length)
+		copy(request, requestBuf)
+		resp = Registered().Dispatch(abi.Method(method), request)
 	}
 	n := resp.SizeVT()
 	if n > cap(responseBuf) {
