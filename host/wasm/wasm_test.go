@@ -231,6 +231,11 @@ func TestCallsAreSerialized(t *testing.T) {
 	if got, want := resp.GetAdjustment().GetAnnotations()[conformance.SeenAnnotation], "101"; got != want {
 		t.Fatalf("seen = %s, want %s: calls interleaved", got, want)
 	}
+	// The first container's name, decoded without a copy 100 calls ago, survived
+	// every later request written into the same guest buffer.
+	if got := resp.GetAdjustment().GetAnnotations()[conformance.FirstAnnotation]; got != "c" {
+		t.Fatalf("first = %q, want %q: a kept string was overwritten", got, "c")
+	}
 }
 
 func TestClosedPolicyRefusesCalls(t *testing.T) {

@@ -13,7 +13,8 @@
 //   - CreateContainer: the adjustment copies the container's env in reverse order,
 //     sets cpuset_cpus to the annotation "conformance.nriwasm.io/cpuset" and adds
 //     the annotation "conformance.nriwasm.io/seen" with the number of containers
-//     created so far. The container's name selects a misbehaviour: "panic" panics,
+//     created so far and "conformance.nriwasm.io/first" with the name of the
+//     first one (a string kept from an earlier request). The container's name selects a misbehaviour: "panic" panics,
 //     "loop" never returns, "oom" allocates without bound, "print" writes to stdout
 //     and stderr and then panics, "refuse" answers ERROR_CODE_RESOURCE_EXHAUSTED
 //     with field "container.name", "log" logs one message per level.
@@ -39,11 +40,13 @@ import (
 const (
 	CPUSetAnnotation = "conformance.nriwasm.io/cpuset"
 	SeenAnnotation   = "conformance.nriwasm.io/seen"
+	FirstAnnotation  = "conformance.nriwasm.io/first"
 )
 
 // Policy is the conformance policy. The zero value is ready to register.
 type Policy struct {
 	created int
+	first   string
 	events  []string
 	sink    [][]byte
 }
@@ -138,12 +141,15 @@ func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCont
 		policy.Log.Errorf("conformance: error")
 	}
 	p.created++
+	if p.created == 1 {
+		p.first = c.GetName()
+	}
 	env := slices.Clone(c.GetEnv())
 	slices.Reverse(env)
 	return &abi.CreateContainerResponse{Adjustment: &abi.ContainerAdjustment{
 		CpusetCpus:  c.GetAnnotations()[CPUSetAnnotation],
 		Env:         env,
-		Annotations: map[string]string{SeenAnnotation: strconv.Itoa(p.created)},
+		Annotations: map[string]string{SeenAnnotation: strconv.Itoa(p.created), FirstAnnotation: p.first},
 	}}, nil
 }
 

@@ -234,14 +234,14 @@ func TestCreateContainer(t *testing.T) {
 	}{
 		{
 			name: "bare",
-			want: &abi.ContainerAdjustment{Annotations: map[string]string{conformance.SeenAnnotation: "1"}},
+			want: &abi.ContainerAdjustment{Annotations: map[string]string{conformance.SeenAnnotation: "1", conformance.FirstAnnotation: "bare"}},
 		},
 		{
 			name: "env reversed",
 			env:  []*abi.KeyValue{{Key: "A", Value: "1"}, {Key: "B", Value: "2"}, {Key: "C", Value: "3"}},
 			want: &abi.ContainerAdjustment{
 				Env:         []*abi.KeyValue{{Key: "C", Value: "3"}, {Key: "B", Value: "2"}, {Key: "A", Value: "1"}},
-				Annotations: map[string]string{conformance.SeenAnnotation: "1"},
+				Annotations: map[string]string{conformance.SeenAnnotation: "1", conformance.FirstAnnotation: "env reversed"},
 			},
 		},
 		{
@@ -249,7 +249,7 @@ func TestCreateContainer(t *testing.T) {
 			annotations: map[string]string{conformance.CPUSetAnnotation: "0-3,8", "other": "x"},
 			want: &abi.ContainerAdjustment{
 				CpusetCpus:  "0-3,8",
-				Annotations: map[string]string{conformance.SeenAnnotation: "1"},
+				Annotations: map[string]string{conformance.SeenAnnotation: "1", conformance.FirstAnnotation: "cpuset from annotation"},
 			},
 		},
 	}
