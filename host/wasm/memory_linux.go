@@ -1,7 +1,6 @@
 package wasm
 
 import (
-	"fmt"
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -18,7 +17,9 @@ func (mmapAllocator) Allocate(initial, max uint64) experimental.LinearMemory {
 	buf, err := syscall.Mmap(-1, 0, int(max), syscall.PROT_READ|syscall.PROT_WRITE,
 		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_NORESERVE)
 	if err != nil {
-		panic(fmt.Sprintf("reserve %d bytes of linear memory: %v", max, err))
+		// A reservation the kernel refuses (ulimit -v, say) must not take the
+		// agent down: fall back to memory in the Go heap, grown by copying.
+		return &heapMemory{buf: make([]byte, 0, initial)}
 	}
 	// Fault the initial pages in with one call rather than one page fault at a
 	// time while wazero copies the data segments (several times faster in a VM).
@@ -45,6 +46,21 @@ func (m *mmapMemory) Free() {
 		m.buf = nil
 	}
 }
+
+// heapMemory is linear memory in the Go heap, for when a reservation fails.
+type heapMemory struct{ buf []byte }
+
+func (m *heapMemory) Reallocate(size uint64) []byte {
+	if size > uint64(cap(m.buf)) {
+		grown := make([]byte, size, max(size, 2*uint64(cap(m.buf))))
+		copy(grown, m.buf)
+		m.buf = grown
+	}
+	m.buf = m.buf[:size]
+	return m.buf
+}
+
+func (m *heapMemory) Free() { m.buf = nil }
 
 // memoryAllocator is the allocator instantiate passes to wazero.
 var memoryAllocator experimental.MemoryAllocator = mmapAllocator{}
