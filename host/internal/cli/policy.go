@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -69,11 +71,16 @@ func newPolicyInspect() *cobra.Command {
 			if md == nil {
 				return fmt.Errorf("%s has no metadata section: run `nriwasm policy seal` on it", args[0])
 			}
-			data, err := protojson.MarshalOptions{Multiline: true}.Marshal(md)
+			data, err := protojson.Marshal(md)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), string(data))
+			// protojson varies its spacing on purpose; re-indent for a stable output.
+			var out bytes.Buffer
+			if err := json.Indent(&out, data, "", "  "); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), out.String())
 			return nil
 		},
 	}
