@@ -3,7 +3,7 @@
 SHELL := bash
 GO ?= go
 # Tools are pinned and installed outside the repository, so clones share them.
-TOOLS_BIN ?= $(HOME)/.cache/nriwasm/tools/bin
+TOOLS_BIN ?= $(HOME)/.cache/nriwasm-tools/bin
 export PATH := $(TOOLS_BIN):$(PATH)
 
 BUF_VERSION := v1.75.0

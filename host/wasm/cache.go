@@ -145,20 +145,29 @@ func (c *cache) reset() error {
 	return os.MkdirAll(c.wazeroDir(), 0o700)
 }
 
-// walk visits every cached file: all regular files under dir but the manifest
-// and temporary files.
+// walk visits every cached file: the regular files under wazeroDir and
+// instrumentedDir, but not temporary files. Nothing else in dir is touched: the
+// directory may be shared.
 func (c *cache) walk(fn func(rel, path string) error) error {
-	root := c.dir
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || path == filepath.Join(root, manifestName) || strings.Contains(d.Name(), ".tmp-") {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
+	for _, root := range []string{c.wazeroDir(), c.instrumentedDir()} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) && path == root {
+				return fs.SkipDir
+			}
+			if err != nil || !d.Type().IsRegular() || strings.Contains(d.Name(), ".tmp-") {
+				return err
+			}
+			rel, err := filepath.Rel(c.dir, path)
+			if err != nil {
+				return err
+			}
+			return fn(rel, path)
+		})
 		if err != nil {
 			return err
 		}
-		return fn(rel, path)
-	})
+	}
+	return nil
 }
 
 func sum(path string) (entrySum, error) {

@@ -104,6 +104,18 @@ func TestCorruptCompilationCacheIsRebuilt(t *testing.T) {
 		"missing manifest":   func(string) error { return os.Remove(filepath.Join(dir, "checksums.json")) },
 		"unknown extra file": func(string) error { return os.WriteFile(filepath.Join(dir, "wazero", "stray"), []byte("x"), 0o600) },
 	}
+	bystander := filepath.Join(dir, "not-ours", "tool")
+	if err := os.MkdirAll(filepath.Dir(bystander), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bystander, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := os.Stat(bystander); err != nil {
+			t.Errorf("a file beside the cache was touched: %v", err)
+		}
+	})
 	for name, corrupt := range corruptions {
 		t.Run(name, func(t *testing.T) {
 			if err := corrupt(entries[0]); err != nil {

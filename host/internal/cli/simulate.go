@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/internal/scenario"
+	"github.com/nriwasm/nriwasm/host/topology"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/policies/builtin"
+)
+
+type simulateFlags struct {
+	policy   string
+	sysfs    string
+	cacheDir string
+	config   string
+	scenario string
+	output   string
+	native   bool
+}
+
+func newSimulate() *cobra.Command {
+	var f simulateFlags
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Run a policy through a scenario of pods, updates and claims and print every decision",
+		Long: `simulate runs a policy (the built-in default unless --policy names another)
+on the topology read from a sysfs tree, plays a scenario file through it (the
+bundled example unless --scenario names one) as the agent would, keeping each
+container's cpuset from the policy's answers, and prints every call, decision
+and error, and the final state, as YAML or JSON. The same inputs give
+byte-identical output. docs/simulate.md describes the scenario format.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, f) },
+	}
+	cmd.Flags().StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name or a .wasm file")
+	cmd.Flags().StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
+	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `compiled-code cache directory ("" for none)`)
+	cmd.Flags().StringVar(&f.config, "config", "", "a policy configuration file")
+	cmd.Flags().StringVar(&f.scenario, "scenario", "", "a scenario file (default: the bundled example)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().BoolVar(&f.native, "native", false, "run the built-in policy's Go source in-process instead of its .wasm")
+	return cmd
+}
+
+func runSimulate(cmd *cobra.Command, f simulateFlags) error {
+	ctx := cmd.Context()
+	if f.output != "yaml" && f.output != "json" {
+		return fmt.Errorf("--output %q: want yaml or json", f.output)
+	}
+	sc, err := readScenario(f.scenario)
+	if err != nil {
+		return err
+	}
+	var config []byte
+	if f.config != "" {
+		if config, err = os.ReadFile(f.config); err != nil {
+			return fmt.Errorf("read policy config: %w", err)
+		}
+	}
+	topo, err := topology.Discover(f.sysfs)
+	if err != nil {
+		return err
+	}
+	runner := scenario.NewRunner(topo, config)
+	var transport abi.Transport
+	if f.native {
+		r, err := nativePolicy(f.policy)
+		if err != nil {
+			return err
+		}
+		if err := runner.Init(ctx, r); err != nil {
+			return fmt.Errorf("policy %q (native): %w", f.policy, err)
+		}
+		transport = r
+	} else {
+		name, module, err := readPolicy(f.policy)
+		if err != nil {
+			return err
+		}
+		logger := logr.FromSlogHandler(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+		opts := []wasm.Option{wasm.WithRestore(runner.Init), wasm.WithLogger(logger)}
+		if f.cacheDir != "" {
+			opts = append(opts, wasm.WithCacheDir(f.cacheDir))
+		}
+		p, err := wasm.Load(ctx, name, module, opts...)
+		if err != nil {
+			return err
+		}
+		defer p.Close(ctx)
+		transport = p
+	}
+	report, err := runner.Run(ctx, transport, sc)
+	if err != nil {
+		return err
+	}
+	render := report.YAML
+	if f.output == "json" {
+		render = report.JSON
+	}
+	out, err := render()
+	if err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(out)
+	return err
+}
+
+// readScenario parses the named file, or the bundled example for "".
+func readScenario(path string) (*scenario.Scenario, error) {
+	data, name := scenario.Example, "bundled example scenario"
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("read scenario: %w", err)
+		}
+		name = path
+	}
+	sc, err := scenario.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return sc, nil
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// cacheDir is one compiled-code cache for the package's tests, so the
+// conformance module compiles once.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nriwasm-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// capturedVM restores the captured 2-CPU VM's sysfs tree.
+func capturedVM(t *testing.T) string {
+	t.Helper()
+	sysfs := t.TempDir()
+	if err := topologytest.Restore(filepath.Join("..", "..", "topology", "testdata", "captured-vm"), sysfs); err != nil {
+		t.Fatal(err)
+	}
+	return sysfs
+}
+
+// simulate runs the command on the captured VM and fails the test unless it succeeds.
+func simulate(t *testing.T, sysfs string, args ...string) string {
+	t.Helper()
+	args = append([]string{"simulate", "--sysfs", sysfs, "--cache-dir", cacheDir}, args...)
+	out, errOut, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("%s exited %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+func TestSimulateIsDeterministicAndNativeMatchesWasm(t *testing.T) {
+	sysfs := capturedVM(t)
+	for _, scenario := range []string{"", filepath.Join("testdata", "simulate.yaml")} {
+		for _, format := range []string{"yaml", "json"} {
+			args := []string{"--output", format}
+			if scenario != "" {
+				args = append(args, "--scenario", scenario)
+			}
+			first := simulate(t, sysfs, args...)
+			if second := simulate(t, sysfs, args...); second != first {
+				t.Errorf("scenario %q, %s: two runs differ:\n%s\n---\n%s", scenario, format, first, second)
+			}
+			if native := simulate(t, sysfs, append(args, "--native")...); native != first {
+				t.Errorf("scenario %q, %s: --native differs from Wasm:\n%s\n---\n%s", scenario, format, first, native)
+			}
+			if format == "json" && !json.Valid([]byte(first)) {
+				t.Errorf("scenario %q: --output json is not JSON:\n%s", scenario, first)
+			}
+		}
+	}
+}
+
+func TestSimulateGolden(t *testing.T) {
+	out := simulate(t, capturedVM(t), "--scenario", filepath.Join("testdata", "simulate.yaml"))
+	golden := filepath.Join("testdata", "simulate.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if out != string(want) {
+		t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, out)
+	}
+}

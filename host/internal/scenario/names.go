@@ -1,0 +1,102 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// liveNames tracks, while parsing, which pods, containers and claims exist at
+// each step, so a step naming one that does not is rejected before anything runs.
+type liveNames struct {
+	pods   map[string][]string // pod name → its container names
+	ids    map[string]bool     // live container ids
+	claims map[string]bool     // "namespace/name"
+}
+
+func newLiveNames() *liveNames {
+	return &liveNames{pods: map[string][]string{}, ids: map[string]bool{}, claims: map[string]bool{}}
+}
+
+func (n *liveNames) addPod(p *Pod) {
+	var names []string
+	for _, c := range p.Containers {
+		names = append(names, c.Name)
+		n.ids[c.Id] = true
+	}
+	n.pods[p.Sandbox.Name] = names
+}
+
+func (n *liveNames) remove(t Target) {
+	for _, c := range n.pods[t.Pod] {
+		if t.Container == "" || c == t.Container {
+			delete(n.ids, containerID(t.Pod, c))
+		}
+	}
+	if t.Container == "" {
+		delete(n.pods, t.Pod)
+		return
+	}
+	n.pods[t.Pod] = slices.DeleteFunc(n.pods[t.Pod], func(c string) bool { return c == t.Container })
+}
+
+// parseTarget reads "pod" or "pod/container" and checks that it is live.
+func parseTarget(value json.RawMessage, path string, n *liveNames) (Target, error) {
+	s, err := parseName(value, path, `a pod name or "pod/container"`)
+	if err != nil {
+		return Target{}, err
+	}
+	return n.target(s, path)
+}
+
+func (n *liveNames) target(s, path string) (Target, error) {
+	var t Target
+	t.Pod, t.Container, _ = strings.Cut(s, "/")
+	containers, ok := n.pods[t.Pod]
+	if !ok {
+		return Target{}, fmt.Errorf("%s: no pod %q (live: %s)", path, t.Pod, orNone(sortedKeys(n.pods)))
+	}
+	if t.Container != "" && !slices.Contains(containers, t.Container) {
+		return Target{}, fmt.Errorf("%s: pod %q has no container %q (it has: %s)", path, t.Pod, t.Container, orNone(containers))
+	}
+	return t, nil
+}
+
+// parseRelease reads a claim name ("name" in namespace default, or
+// "namespace/name") and checks that it was allocated.
+func parseRelease(value json.RawMessage, path string, n *liveNames) (string, error) {
+	s, err := parseName(value, path, `a claim name or "namespace/name"`)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(s, "/") {
+		s = "default/" + s
+	}
+	if !n.claims[s] {
+		return "", fmt.Errorf("%s: no allocated claim %q (allocated: %s)", path, s, orNone(sortedKeys(n.claims)))
+	}
+	delete(n.claims, s)
+	return s, nil
+}
+
+// containerID is the runtime id the simulation gives a container.
+func containerID(pod, container string) string { return pod + "-" + container }
+
+// checkName rejects names a target could not address.
+func checkName(name, path string) error {
+	if name == "" {
+		return fmt.Errorf("%s: required", path)
+	}
+	if strings.ContainsAny(name, "/ \t\n") {
+		return fmt.Errorf("%s: %q: must not contain '/' or spaces", path, name)
+	}
+	return nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,157 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology"
+	"github.com/nriwasm/nriwasm/host/wasm"
+)
+
+// Runner drives one policy through a scenario, keeping the node's state as the
+// agent will: it applies every answer that passes the agent's shape checks and
+// sends each later request with the containers' current cpusets and assignments.
+type Runner struct {
+	topo   *abi.Topology
+	config []byte
+	limits *limits
+	node   *node
+	report *Report
+	client *abi.Client
+	step   *StepReport // the step in progress, nil outside Run
+	inits  int
+}
+
+// NewRunner returns a Runner for a node with topology topo and a policy
+// configured with config.
+func NewRunner(topo *abi.Topology, config []byte) *Runner {
+	var cpus, nodes []uint32
+	for _, c := range topo.GetCpus() {
+		cpus = append(cpus, c.Id)
+	}
+	for _, n := range topo.GetNumaNodes() {
+		nodes = append(nodes, n.Id)
+	}
+	return &Runner{
+		topo: topo, config: config, limits: newLimits(topo), node: newNode(),
+		report: &Report{Node: NodeReport{Name: NodeName, CPUs: topology.FormatList(cpus), NUMANodes: topology.FormatList(nodes)}},
+	}
+}
+
+// Init prepares a policy instance: Info and Init on the first, Init with the
+// node's journal on every instance rebuilt after a failure. It is a Wasm
+// policy's wasm.RestoreFunc; call it once on any other transport before Run.
+func (r *Runner) Init(ctx context.Context, t abi.Transport) error {
+	c := abi.NewClient(t)
+	if r.inits == 0 {
+		info, err := c.Info(ctx, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor})
+		if err != nil {
+			return fmt.Errorf("info: %w", err)
+		}
+		md := info.GetMetadata()
+		r.report.Policy = PolicyReport{Name: md.GetName(), Version: md.GetVersion(), SDK: md.GetSdk()}
+	}
+	restore := r.node.journal()
+	resp, err := c.Init(ctx, &abi.InitRequest{Config: r.config, NodeName: NodeName, Topology: r.topo, Restore: restore})
+	r.inits++
+	if r.step != nil {
+		r.step.Calls = append(r.step.Calls, fmt.Sprintf("Init (restoring %d pods, %d containers, %d claims)",
+			len(restore.Pods), len(restore.Containers), len(restore.Claims)))
+	}
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if r.inits == 1 {
+		r.report.Policy.WantsDRA = resp.GetWantsDra()
+	}
+	return nil
+}
+
+// Run plays the scenario through t, which Init must have prepared, and returns
+// the report. Errors of single calls are part of the report; Run fails only
+// when ctx ends.
+func (r *Runner) Run(ctx context.Context, t abi.Transport, sc *Scenario) (*Report, error) {
+	if r.inits == 0 {
+		return nil, errors.New("simulate: the policy was not initialized (call Runner.Init first)")
+	}
+	r.client = abi.NewClient(t)
+	r.report.Description = sc.Description
+	for _, s := range sc.Steps {
+		r.step = &StepReport{Step: s.Index, Kind: s.Kind, Calls: []string{}}
+		r.report.Steps = append(r.report.Steps, r.step)
+		switch s.Kind {
+		case KindPod:
+			r.runPod(ctx, s.Pod)
+		case KindRemove:
+			r.runRemove(ctx, s.Target)
+		case KindUpdate:
+			r.runUpdate(ctx, s.Target, s.Resources)
+		case KindClaim:
+			r.runClaim(ctx, s.Claim)
+		case KindRelease:
+			r.runRelease(ctx, s.ClaimKey)
+		case KindReconfigure:
+			r.runReconfigure(ctx, s.Config)
+		case KindDevices:
+			r.runDevices(ctx)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("simulate: steps[%d] (%s): %w", s.Index, s.Kind, err)
+		}
+	}
+	r.step = nil
+	r.report.Final = r.final()
+	return r.report, nil
+}
+
+// called records a call and, when it failed, its error; it tells whether the
+// answer may be used.
+func (r *Runner) called(call string, err error) bool {
+	r.step.Calls = append(r.step.Calls, call)
+	if err != nil {
+		r.fail(call, err)
+	}
+	return err == nil
+}
+
+// fail records an error of call.
+func (r *Runner) fail(call string, err error) {
+	e := ErrorReport{Call: call, Kind: "runtime"}
+	if pe, ok := errors.AsType[*abi.PolicyError](err); ok {
+		e.Kind, e.Code, e.Field, e.Message = "policy", strings.TrimPrefix(pe.Code.String(), "ERROR_CODE_"), pe.Field, pe.Message
+	} else if se, ok := errors.AsType[*shapeError](err); ok {
+		e.Kind, e.Field, e.Message = "invalid", se.Field, se.Message
+	} else if se, ok := errors.AsType[*skipped](err); ok {
+		e.Kind, e.Message = "skipped", se.Error()
+	} else {
+		e.Message, _, _ = strings.Cut(err.Error(), "\n")
+		if ce, ok := errors.AsType[*wasm.CallError](err); ok {
+			e.Output = strings.TrimSpace(ce.Output)
+		}
+	}
+	r.step.Errors = append(r.step.Errors, e)
+}
+
+// skipped is a step whose target does not exist because an earlier call failed.
+type skipped struct{ what string }
+
+func (s *skipped) Error() string {
+	return s.what + " is not live (an earlier call failed); nothing was sent"
+}
+
+func (r *Runner) final() FinalReport {
+	f := FinalReport{Containers: []FinalContainer{}}
+	for _, p := range r.node.pods {
+		for _, id := range p.containers {
+			c := r.node.containers[id]
+			f.Containers = append(f.Containers, FinalContainer{ID: id, CPUs: c.Resources.GetCpusetCpus(), Mems: c.Resources.GetCpusetMems()})
+		}
+	}
+	for _, c := range r.node.claims {
+		f.Claims = append(f.Claims, c.Claim.Namespace+"/"+c.Claim.Name)
+	}
+	return f
+}
