@@ -1,6 +1,6 @@
 module github.com/nriwasm/nriwasm
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.4
@@ -11,10 +11,14 @@ require (
 )
 
 require (
+	github.com/containerd/nri v0.12.5 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/opencontainers/runtime-spec v1.3.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
-	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/sys v0.44.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	k8s.io/cri-api v0.37.2 // indirect
 )

@@ -1,117 +1,22 @@
 package topology
 
 import (
-	"errors"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
 )
 
-// maxListLen bounds how many ids ParseList expands, so that a corrupt range
-// such as "0-4294967295" fails instead of allocating gigabytes. Linux caps
-// NR_CPUS at 8192 and MAX_NUMNODES at 1024; this leaves ample room.
-const maxListLen = 1 << 20
-
 // ParseList parses the Linux list format that sysfs uses for CPU and node
-// sets ("0-3,8-11", "5", "" for none). Surrounding white space, such as the
-// trailing newline of a sysfs file, is ignored. The result is sorted and
-// free of duplicates; it is nil for an empty list. Reversed ranges ("3-1"),
-// empty elements ("1,,2"), signs and the kernel's stride syntax ("0-7:2")
-// are errors.
-func ParseList(s string) ([]uint32, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var ids []uint32
-	for elem := range strings.SplitSeq(s, ",") {
-		lo, hi, err := parseRange(elem)
-		if err != nil {
-			return nil, fmt.Errorf("list %q: %w", s, err)
-		}
-		if uint64(len(ids))+uint64(hi-lo)+1 > maxListLen {
-			return nil, fmt.Errorf("list %q: more than %d ids", s, maxListLen)
-		}
-		for id := uint64(lo); id <= uint64(hi); id++ {
-			ids = append(ids, uint32(id))
-		}
-	}
-	if !slices.IsSorted(ids) {
-		slices.Sort(ids)
-	}
-	return slices.Compact(ids), nil
-}
+// sets ("0-3,8-11", "5", "" for none); see cpuset.ParseList, which it is.
+// The result is sorted and free of duplicates, nil for an empty list.
+func ParseList(s string) ([]uint32, error) { return cpuset.ParseList(s) }
 
-// parseRange parses one element of a list: "N" or "N-M" with N <= M.
-func parseRange(elem string) (lo, hi uint32, err error) {
-	first, last, isRange := strings.Cut(elem, "-")
-	if lo, err = parseID(first); err != nil {
-		return 0, 0, err
-	}
-	if !isRange {
-		return lo, lo, nil
-	}
-	if hi, err = parseID(last); err != nil {
-		return 0, 0, err
-	}
-	if hi < lo {
-		return 0, 0, fmt.Errorf("reversed range %q", elem)
-	}
-	return lo, hi, nil
-}
+// FormatList formats ids in the Linux list format, the inverse of ParseList;
+// see cpuset.FormatList, which it is.
+func FormatList(ids []uint32) string { return cpuset.FormatList(ids) }
 
-var errEmptyElement = errors.New("empty element")
-
-// parseID parses a decimal id: digits only, no sign, no white space.
-func parseID(s string) (uint32, error) {
-	if s == "" {
-		return 0, errEmptyElement
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("bad id %q", s)
-		}
-	}
-	v, err := strconv.ParseUint(s, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("bad id %q: out of range", s)
-	}
-	return uint32(v), nil
-}
-
-// FormatList formats ids in the Linux list format, the inverse of ParseList:
-// runs of consecutive ids become ranges ("0-3,8-11"; a run of two is "4-5",
-// as the kernel prints it). ids need not be sorted or unique; it is not
-// modified. An empty set formats as "".
-func FormatList(ids []uint32) string {
-	if len(ids) == 0 {
-		return ""
-	}
-	sorted := ids
-	if !slices.IsSorted(ids) {
-		sorted = slices.Clone(ids)
-		slices.Sort(sorted)
-	}
-	var b strings.Builder
-	for i := 0; i < len(sorted); {
-		lo, hi := sorted[i], sorted[i]
-		i++
-		for i < len(sorted) && (sorted[i] == hi || sorted[i] == hi+1) {
-			hi = sorted[i]
-			i++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatUint(uint64(lo), 10))
-		if hi != lo {
-			b.WriteByte('-')
-			b.WriteString(strconv.FormatUint(uint64(hi), 10))
-		}
-	}
-	return b.String()
-}
+// parseID parses a decimal id as the list format does; see cpuset.ParseID.
+func parseID(s string) (uint32, error) { return cpuset.ParseID(s) }
 
 // sortedUnique sorts ids in place and drops duplicates.
 func sortedUnique(ids []uint32) []uint32 {

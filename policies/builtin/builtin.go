@@ -1,7 +1,8 @@
 // Package builtin holds the policies built into the nriwasm binary, as sealed
 // Wasm modules. `make policies` rebuilds them from their sources:
 //
-//	conformance.wasm  ← sdk/go/conformance/cmd/conformance (the ABI reference policy)
+//	conformance.wasm     ← sdk/go/conformance/cmd/conformance (the ABI reference policy)
+//	topology-aware.wasm  ← policies/topologyaware/cmd/topology-aware
 package builtin
 
 import (
@@ -11,7 +12,7 @@ import (
 )
 
 // Default is the policy the agent runs when none is named.
-const Default = "conformance"
+const Default = "topology-aware"
 
 //go:embed *.wasm
 var modules embed.FS

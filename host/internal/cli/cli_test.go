@@ -22,7 +22,7 @@ func TestCheckOnACapturedNode(t *testing.T) {
 	if err := topologytest.Restore(filepath.Join("..", "..", "topology", "testdata", "captured-vm"), sysfs); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := run(t, "check", "--sysfs", sysfs, "--cache-dir", t.TempDir())
+	out, errOut, code := run(t, "check", "--policy", "conformance", "--sysfs", sysfs, "--cache-dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("check exited %d: %s", code, errOut)
 	}
@@ -43,7 +43,7 @@ func TestPolicyInspectAndSeal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"name": "conformance"`) || !strings.Contains(out, `"abiMajor": 1`) {
 		t.Fatalf("inspect: exit %d, out %s, err %s", code, out, errOut)
 	}
-	if _, errOut, code := run(t, "policy", "inspect", "no-such-policy"); code == 0 || !strings.Contains(errOut, "not a built-in policy (built in: conformance)") {
+	if _, errOut, code := run(t, "policy", "inspect", "no-such-policy"); code == 0 || !strings.Contains(errOut, "not a built-in policy (built in: conformance, topology-aware)") {
 		t.Fatalf("inspect of an unknown name: exit %d, err %s", code, errOut)
 	}
 	raw, err := os.ReadFile(filepath.Join("..", "..", "wasm", "testdata", "rawguest.wasm"))

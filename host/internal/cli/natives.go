@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nriwasm/nriwasm/policies/builtin"
+	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
@@ -15,7 +16,8 @@ import (
 // --native`: the same decisions as the embedded .wasm, run in-process (easier
 // to debug and profile). Add a built-in policy here with one line.
 var natives = map[string]func() policy.Policy{
-	"conformance": func() policy.Policy { return &conformance.Policy{} },
+	"conformance":    func() policy.Policy { return &conformance.Policy{} },
+	"topology-aware": func() policy.Policy { return topologyaware.New() },
 }
 
 // nativePolicy returns a runner for the named built-in policy's Go build.

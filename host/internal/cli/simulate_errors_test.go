@@ -43,7 +43,7 @@ func TestSimulateRejectsBadScenarios(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := writeScenario(t, tc.scenario)
-			_, errOut, code := run(t, "simulate", "--sysfs", sysfs, "--cache-dir", cacheDir, "--scenario", path)
+			_, errOut, code := run(t, "simulate", "--policy", "conformance", "--sysfs", sysfs, "--cache-dir", cacheDir, "--scenario", path)
 			if code == 0 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, path) {
 				t.Errorf("exit %d, stderr %q; want it to name the file and %q", code, errOut, tc.want)
 			}
@@ -100,7 +100,7 @@ func TestSimulateFlagErrors(t *testing.T) {
 		{[]string{"--output", "xml"}, `--output "xml": want yaml or json`},
 		{[]string{"--scenario", "/nonexistent.yaml"}, "read scenario"},
 	} {
-		args := append([]string{"simulate", "--sysfs", sysfs, "--cache-dir", cacheDir}, tc.args...)
+		args := append([]string{"simulate", "--policy", "conformance", "--sysfs", sysfs, "--cache-dir", cacheDir}, tc.args...)
 		if _, errOut, code := run(t, args...); code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errOut, tc.want)
 		}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,9 @@ func capturedVM(t *testing.T) string {
 func simulate(t *testing.T, sysfs string, args ...string) string {
 	t.Helper()
 	args = append([]string{"simulate", "--sysfs", sysfs, "--cache-dir", cacheDir}, args...)
+	if !slices.Contains(args, "--policy") {
+		args = append(args, "--policy", "conformance")
+	}
 	out, errOut, code := run(t, args...)
 	if code != 0 {
 		t.Fatalf("%s exited %d: %s", strings.Join(args, " "), code, errOut)
@@ -51,21 +55,23 @@ func simulate(t *testing.T, sysfs string, args ...string) string {
 
 func TestSimulateIsDeterministicAndNativeMatchesWasm(t *testing.T) {
 	sysfs := capturedVM(t)
-	for _, scenario := range []string{"", filepath.Join("testdata", "simulate.yaml")} {
-		for _, format := range []string{"yaml", "json"} {
-			args := []string{"--output", format}
-			if scenario != "" {
-				args = append(args, "--scenario", scenario)
-			}
-			first := simulate(t, sysfs, args...)
-			if second := simulate(t, sysfs, args...); second != first {
-				t.Errorf("scenario %q, %s: two runs differ:\n%s\n---\n%s", scenario, format, first, second)
-			}
-			if native := simulate(t, sysfs, append(args, "--native")...); native != first {
-				t.Errorf("scenario %q, %s: --native differs from Wasm:\n%s\n---\n%s", scenario, format, first, native)
-			}
-			if format == "json" && !json.Valid([]byte(first)) {
-				t.Errorf("scenario %q: --output json is not JSON:\n%s", scenario, first)
+	for _, policy := range []string{"conformance", "topology-aware"} {
+		for _, scenario := range []string{"", filepath.Join("testdata", "simulate.yaml")} {
+			for _, format := range []string{"yaml", "json"} {
+				args := []string{"--policy", policy, "--output", format}
+				if scenario != "" {
+					args = append(args, "--scenario", scenario)
+				}
+				first := simulate(t, sysfs, args...)
+				if second := simulate(t, sysfs, args...); second != first {
+					t.Errorf("%s, scenario %q, %s: two runs differ:\n%s\n---\n%s", policy, scenario, format, first, second)
+				}
+				if native := simulate(t, sysfs, append(args, "--native")...); native != first {
+					t.Errorf("%s, scenario %q, %s: --native differs from Wasm:\n%s\n---\n%s", policy, scenario, format, first, native)
+				}
+				if format == "json" && !json.Valid([]byte(first)) {
+					t.Errorf("%s, scenario %q: --output json is not JSON:\n%s", policy, scenario, first)
+				}
 			}
 		}
 	}

@@ -1,0 +1,169 @@
+// Package cpuset is a set of CPU or NUMA node ids in the ABI's Linux list form
+// ("0-3,8"), the form of ContainerAdjustment.cpuset_cpus and cpuset_mems and of
+// sysfs' cpulist files. ParseList and FormatList are the list format itself;
+// Set is an immutable sorted set with the set algebra a policy needs.
+//
+// The package has no dependencies beyond the standard library, so both the host
+// and Wasm policies use it: the list format is parsed in exactly one place.
+package cpuset
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Set is an immutable set of ids. The zero value is the empty set. Sets are
+// values: every operation returns a new Set and never changes its operands.
+type Set struct {
+	ids []uint32 // sorted, unique; never modified after construction
+}
+
+// New returns the set of ids; they need not be sorted or unique.
+func New(ids ...uint32) Set {
+	if len(ids) == 0 {
+		return Set{}
+	}
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	return Set{ids: slices.Compact(s)}
+}
+
+// Parse parses a list ("0-3,8", "" for the empty set). Its errors quote the
+// whole list and the offending element.
+func Parse(s string) (Set, error) {
+	ids, err := ParseList(s)
+	if err != nil {
+		return Set{}, fmt.Errorf("cpuset: %w", err)
+	}
+	return Set{ids: ids}, nil
+}
+
+// MustParse is Parse for constants; it panics on an error.
+func MustParse(s string) Set {
+	set, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return set
+}
+
+// String formats the set in canonical list form: sorted ranges, "" when empty.
+func (s Set) String() string { return FormatList(s.ids) }
+
+// Size is the number of ids in the set.
+func (s Set) Size() int { return len(s.ids) }
+
+// IsEmpty tells whether the set has no ids.
+func (s Set) IsEmpty() bool { return len(s.ids) == 0 }
+
+// Sorted returns the ids in ascending order, in a new slice the caller owns.
+func (s Set) Sorted() []uint32 { return slices.Clone(s.ids) }
+
+// Contains tells whether id is in the set.
+func (s Set) Contains(id uint32) bool {
+	_, found := slices.BinarySearch(s.ids, id)
+	return found
+}
+
+// Equal tells whether both sets hold the same ids.
+func (s Set) Equal(o Set) bool { return slices.Equal(s.ids, o.ids) }
+
+// IsSubsetOf tells whether every id of s is in o.
+func (s Set) IsSubsetOf(o Set) bool {
+	j := 0
+	for _, id := range s.ids {
+		for j < len(o.ids) && o.ids[j] < id {
+			j++
+		}
+		if j == len(o.ids) || o.ids[j] != id {
+			return false
+		}
+	}
+	return true
+}
+
+// Intersects tells whether s and o share an id.
+func (s Set) Intersects(o Set) bool {
+	i, j := 0, 0
+	for i < len(s.ids) && j < len(o.ids) {
+		switch {
+		case s.ids[i] < o.ids[j]:
+			i++
+		case s.ids[i] > o.ids[j]:
+			j++
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// Union returns the ids in s or o.
+func (s Set) Union(o Set) Set {
+	if len(o.ids) == 0 {
+		return s
+	}
+	if len(s.ids) == 0 {
+		return o
+	}
+	out := make([]uint32, 0, len(s.ids)+len(o.ids))
+	i, j := 0, 0
+	for i < len(s.ids) && j < len(o.ids) {
+		switch {
+		case s.ids[i] < o.ids[j]:
+			out = append(out, s.ids[i])
+			i++
+		case s.ids[i] > o.ids[j]:
+			out = append(out, o.ids[j])
+			j++
+		default:
+			out = append(out, s.ids[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, s.ids[i:]...)
+	out = append(out, o.ids[j:]...)
+	return Set{ids: out}
+}
+
+// Intersection returns the ids in both s and o.
+func (s Set) Intersection(o Set) Set {
+	var out []uint32
+	i, j := 0, 0
+	for i < len(s.ids) && j < len(o.ids) {
+		switch {
+		case s.ids[i] < o.ids[j]:
+			i++
+		case s.ids[i] > o.ids[j]:
+			j++
+		default:
+			out = append(out, s.ids[i])
+			i++
+			j++
+		}
+	}
+	return Set{ids: out}
+}
+
+// Difference returns the ids in s that are not in o.
+func (s Set) Difference(o Set) Set {
+	if len(o.ids) == 0 || len(s.ids) == 0 {
+		return s
+	}
+	out := make([]uint32, 0, len(s.ids))
+	j := 0
+	for _, id := range s.ids {
+		for j < len(o.ids) && o.ids[j] < id {
+			j++
+		}
+		if j < len(o.ids) && o.ids[j] == id {
+			continue
+		}
+		out = append(out, id)
+	}
+	if len(out) == 0 {
+		return Set{}
+	}
+	return Set{ids: out}
+}

@@ -1,0 +1,115 @@
+package cpuset_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in, want, wantErr string
+		size              int
+	}{
+		{in: "", want: "", size: 0},
+		{in: "0-3,8", want: "0-3,8", size: 5},
+		{in: "8,3,2,1,0,1", want: "0-3,8", size: 5},
+		{in: "0-1,2-3", want: "0-3", size: 4},
+		{in: "5-5", want: "5", size: 1},
+		{in: "0-3,x", wantErr: `cpuset: list "0-3,x": bad id "x"`},
+		{in: "4-2", wantErr: `reversed range "4-2"`},
+		{in: "1,,2", wantErr: "empty element"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			s, err := cpuset.Parse(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Parse(%q) = %v, %v; want error containing %q", tc.in, s, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || s.String() != tc.want || s.Size() != tc.size || s.IsEmpty() != (tc.size == 0) {
+				t.Fatalf("Parse(%q) = %q (size %d), %v; want %q (size %d)", tc.in, s, s.Size(), err, tc.want, tc.size)
+			}
+		})
+	}
+}
+
+func TestAlgebra(t *testing.T) {
+	tests := []struct {
+		a, b                    string
+		union, inter, diff      string
+		aInB, intersects, equal bool
+	}{
+		{a: "", b: "", union: "", inter: "", diff: "", aInB: true, equal: true},
+		{a: "0-3", b: "", union: "0-3", inter: "", diff: "0-3"},
+		{a: "", b: "0-3", union: "0-3", inter: "", diff: "", aInB: true},
+		{a: "0-3", b: "2-5", union: "0-5", inter: "2-3", diff: "0-1", intersects: true},
+		{a: "1,3", b: "0-3", union: "0-3", inter: "1,3", diff: "", aInB: true, intersects: true},
+		{a: "0-3", b: "0-3", union: "0-3", inter: "0-3", diff: "", aInB: true, intersects: true, equal: true},
+		{a: "0,2,4", b: "1,3,5", union: "0-5", inter: "", diff: "0,2,4"},
+		{a: "10-20", b: "0-9,21", union: "0-21", inter: "", diff: "10-20"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.a+"|"+tc.b, func(t *testing.T) {
+			a, b := cpuset.MustParse(tc.a), cpuset.MustParse(tc.b)
+			if got := a.Union(b).String(); got != tc.union {
+				t.Errorf("Union = %q, want %q", got, tc.union)
+			}
+			if got := a.Intersection(b).String(); got != tc.inter {
+				t.Errorf("Intersection = %q, want %q", got, tc.inter)
+			}
+			if got := a.Difference(b).String(); got != tc.diff {
+				t.Errorf("Difference = %q, want %q", got, tc.diff)
+			}
+			if got := a.IsSubsetOf(b); got != tc.aInB {
+				t.Errorf("IsSubsetOf = %v, want %v", got, tc.aInB)
+			}
+			if got := a.Intersects(b); got != tc.intersects {
+				t.Errorf("Intersects = %v, want %v", got, tc.intersects)
+			}
+			if got := a.Equal(b); got != tc.equal {
+				t.Errorf("Equal = %v, want %v", got, tc.equal)
+			}
+			// Operands are values: nothing above changed them.
+			if a.String() != cpuset.MustParse(tc.a).String() || b.String() != cpuset.MustParse(tc.b).String() {
+				t.Errorf("operands changed: %q %q", a, b)
+			}
+		})
+	}
+}
+
+func TestContainsAndSorted(t *testing.T) {
+	s := cpuset.New(9, 3, 3, 0, 1)
+	if got := s.Sorted(); !slices.Equal(got, []uint32{0, 1, 3, 9}) {
+		t.Fatalf("Sorted = %v", got)
+	}
+	ids := s.Sorted()
+	ids[0] = 42
+	if s.Contains(42) || !s.Contains(0) {
+		t.Fatalf("Sorted returned the set's own slice")
+	}
+	for _, tc := range []struct {
+		id   uint32
+		want bool
+	}{{0, true}, {2, false}, {3, true}, {9, true}, {10, false}} {
+		if got := s.Contains(tc.id); got != tc.want {
+			t.Errorf("Contains(%d) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+	if !(cpuset.Set{}).IsEmpty() || cpuset.New().String() != "" {
+		t.Errorf("zero Set is not empty")
+	}
+}
+
+func TestMustParsePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Errorf("MustParse(\"x\") did not panic")
+		}
+	}()
+	cpuset.MustParse("x")
+}

@@ -1,0 +1,57 @@
+package topologyaware
+
+import (
+	"strconv"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// The pod annotation keys the policy reads, as nri-plugins names them. Each is
+// looked up as key+"/container."+name, then key+"/pod", then key itself.
+const (
+	annotationDomain      = "resource-policy.nri.io"
+	keyPreferIsolatedCPUs = "prefer-isolated-cpus." + annotationDomain
+	keyPreferSharedCPUs   = "prefer-shared-cpus." + annotationDomain
+	keyPreferReservedCPUs = "prefer-reserved-cpus." + annotationDomain
+	keyPreserveCPU        = "cpu.preserve." + annotationDomain
+	keyPreserveMemory     = "memory.preserve." + annotationDomain
+)
+
+// effectiveAnnotation finds key for container c of pod: the container-scoped
+// form first, then the pod-scoped form, then the bare key. The pod's
+// annotations are searched before the container's own at each scope.
+func effectiveAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string, bool) {
+	for _, k := range []string{key + "/container." + c.GetName(), key + "/pod", key} {
+		if v, ok := pod.GetAnnotations()[k]; ok {
+			return v, true
+		}
+		if v, ok := c.GetAnnotations()[k]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// boolAnnotation returns an effective boolean annotation and whether it was
+// set. A value strconv.ParseBool does not accept is logged and ignored, as
+// nri-plugins does.
+func boolAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (value, set bool) {
+	v, ok := effectiveAnnotation(pod, c, key)
+	if !ok {
+		return false, false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		policy.Log.Warnf("container %s: ignoring annotation %s=%q: not a boolean", c.GetId(), key, v)
+		return false, false
+	}
+	return b, true
+}
+
+// preserveAnnotation tells whether a preserve annotation is "true" (exactly,
+// as nri-plugins compares it).
+func preserveAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) bool {
+	v, ok := effectiveAnnotation(pod, c, key)
+	return ok && v == "true"
+}

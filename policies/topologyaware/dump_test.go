@@ -1,0 +1,42 @@
+package topologyaware_test
+
+import (
+	"context"
+	"encoding/json"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// dump mirrors the DumpState document.
+type dump struct {
+	Available, Isolated, Reserved string
+	ReservedMilli                 int64
+	Pools                         []struct {
+		ID                       int
+		Name, CPUs, Mems, Shared string
+		Parent                   *int
+		Exclusive                []struct{ Container, CPUs string }
+	}
+	Containers []struct {
+		ID, Kind, Pool, CPUs, Mems, Namespace string
+		SharedMilli                           int64
+	}
+}
+
+func (h *harness) dumpRaw() []byte {
+	h.tb.Helper()
+	resp, err := h.client.DumpState(context.Background(), &abi.DumpStateRequest{})
+	if err != nil {
+		h.tb.Fatalf("DumpState: %v", err)
+	}
+	return resp.Json
+}
+
+func (h *harness) dump() dump {
+	h.tb.Helper()
+	var d dump
+	if err := json.Unmarshal(h.dumpRaw(), &d); err != nil {
+		h.tb.Fatalf("DumpState JSON: %v", err)
+	}
+	return d
+}

@@ -1,0 +1,98 @@
+package topologyaware_test
+
+import (
+	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+)
+
+// check verifies, against the policy's dump and what the runtime was told:
+//   - every container's cpuset as the runtime holds it (adjustment plus
+//     updates) is what the policy believes it gave, and a shared container's
+//     is its pool's shared set: no shared-pool change went without an update;
+//   - exclusive cpusets have the requested size and are disjoint from each
+//     other and from every shared and reserved cpuset;
+//   - the reserved CPUs go to reserved containers only, and those only to
+//     kube-system, reservedPoolNamespaces or prefer-reserved-cpus pods;
+//   - no cpuset reaches outside the available CPUs;
+//   - cpuset_mems is the chosen pool's memory nodes when pinMemory.
+func (h *harness) check(reservedNS ...string) {
+	h.tb.Helper()
+	d := h.dump()
+	avail, reserved := mustSet(h.tb, d.Available), mustSet(h.tb, d.Reserved)
+	pools := map[string]int{}
+	for i, p := range d.Pools {
+		pools[p.Name] = i
+	}
+	if len(d.Containers) != len(h.ctrs) {
+		h.tb.Errorf("policy knows %d containers, the runtime runs %d", len(d.Containers), len(h.ctrs))
+	}
+	var exclusive cpuset.Set
+	var shared []cpuset.Set
+	pinMemory := !strings.Contains(h.config, "pinMemory: false")
+	for _, c := range d.Containers {
+		hc := h.ctrs[c.ID]
+		if hc == nil {
+			h.tb.Errorf("policy knows container %s the runtime does not run", c.ID)
+			continue
+		}
+		got := hc.Assignment.GetCpusetCpus()
+		if got != c.CPUs {
+			h.tb.Errorf("%s: runtime holds cpus %q, policy gave %q (a missing update?)", c.ID, got, c.CPUs)
+		}
+		set := mustSet(h.tb, got)
+		if !set.IsSubsetOf(avail) {
+			h.tb.Errorf("%s: cpus %s outside the available %s", c.ID, set, avail)
+		}
+		if c.Kind != "reserved" && set.Intersects(reserved) {
+			h.tb.Errorf("%s (%s): cpus %s include reserved CPUs %s", c.ID, c.Kind, set, reserved)
+		}
+		pool := d.Pools[pools[c.Pool]]
+		switch c.Kind {
+		case "exclusive":
+			if set.Intersects(exclusive) {
+				h.tb.Errorf("%s: exclusive cpus %s overlap other grants %s", c.ID, set, exclusive)
+			}
+			exclusive = exclusive.Union(set)
+			if want := hc.Resources.CpuRequestMilli / 1000; int64(set.Size()) != want {
+				h.tb.Errorf("%s: %d exclusive CPUs, want %d", c.ID, set.Size(), want)
+			}
+		case "shared":
+			if got != pool.Shared {
+				h.tb.Errorf("%s: cpus %q, its pool %s shares %q", c.ID, got, pool.Name, pool.Shared)
+			}
+			shared = append(shared, set)
+		case "reserved":
+			pod := h.pods[hc.PodSandboxId]
+			ok := c.Namespace == "kube-system" || pod.Annotations["prefer-reserved-cpus.resource-policy.nri.io/pod"] == "true"
+			for _, ns := range reservedNS {
+				ok = ok || ns == c.Namespace
+			}
+			if !ok {
+				h.tb.Errorf("%s: namespace %q got the reserved CPUs", c.ID, c.Namespace)
+			}
+			if !set.Equal(reserved) {
+				h.tb.Errorf("%s: reserved container has %s, want %s", c.ID, set, reserved)
+			}
+		case "preserved":
+			if got != "" {
+				h.tb.Errorf("%s: cpu.preserve container was given %q", c.ID, got)
+			}
+		}
+		wantMems := pool.Mems
+		if !pinMemory || h.pods[hc.PodSandboxId].Annotations["memory.preserve.resource-policy.nri.io/pod"] == "true" {
+			wantMems = ""
+		}
+		if c.Kind != "preserved" && c.Kind != "fixed" && hc.Assignment.GetCpusetMems() != wantMems {
+			h.tb.Errorf("%s: mems %q, want pool %s's %q", c.ID, hc.Assignment.GetCpusetMems(), pool.Name, wantMems)
+		}
+	}
+	for _, s := range shared {
+		if s.Intersects(exclusive) {
+			h.tb.Errorf("shared cpus %s overlap exclusive grants %s", s, exclusive)
+		}
+		if s.IsEmpty() {
+			h.tb.Errorf("a shared container has no CPU")
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package topologyaware
+
+import (
+	"slices"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// Init implements policy.Initializer: it parses the configuration, builds the
+// pool tree from the topology and re-adopts every container of restore.
+func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
+	cfg, err := ParseConfig(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	ix, err := newTopoIndex(r.GetTopology())
+	if err != nil {
+		return nil, err
+	}
+	st, err := newState(cfg, ix)
+	if err != nil {
+		return nil, err
+	}
+	st.adoptAll(r.GetRestore().GetPods(), r.GetRestore().GetContainers())
+	p.ix, p.st = ix, st
+	return &abi.InitResponse{}, nil
+}
+
+// CreateContainer implements policy.ContainerCreator.
+func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+	spec := r.GetContainer()
+	if spec.GetId() == "" {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
+	}
+	if c := p.st.ctrs[spec.GetId()]; c != nil {
+		// A repeated create answers what the first one was given.
+		return &abi.CreateContainerResponse{Adjustment: c.adjustment()}, nil
+	}
+	c, err := p.st.place(r.GetPod(), spec)
+	if err != nil {
+		return nil, err
+	}
+	return &abi.CreateContainerResponse{Adjustment: c.adjustment(), Updates: p.st.updates(c.id)}, nil
+}
+
+// StopContainer implements policy.ContainerStopper: a stopped container's
+// CPUs go back to the pool at once.
+func (p *Policy) StopContainer(r *abi.StopContainerRequest) (*abi.StopContainerResponse, error) {
+	p.st.remove(r.GetContainer().GetId())
+	return &abi.StopContainerResponse{Updates: p.st.updates("")}, nil
+}
+
+// RemoveContainer implements policy.ContainerRemover.
+func (p *Policy) RemoveContainer(r *abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error) {
+	p.st.remove(r.GetContainer().GetId())
+	return &abi.RemoveContainerResponse{Updates: p.st.updates("")}, nil
+}
+
+// Synchronize implements policy.Synchronizer: containers the runtime no
+// longer runs are forgotten, unknown ones with an assignment are adopted as
+// they are, unknown ones without one are placed (and told so by an update).
+func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeResponse, error) {
+	live := map[string]bool{}
+	var adopt, fresh []*abi.Container
+	for _, c := range r.GetContainers() {
+		if c.GetState() == abi.ContainerState_CONTAINER_STATE_STOPPED || c.GetId() == "" {
+			continue
+		}
+		live[c.GetId()] = true
+		switch {
+		case p.st.ctrs[c.GetId()] != nil:
+		case hasAssignment(c):
+			adopt = append(adopt, c)
+		default:
+			fresh = append(fresh, c)
+		}
+	}
+	for _, c := range slices.Clone(p.st.sorted) {
+		if !live[c.id] {
+			p.st.remove(c.id)
+		}
+	}
+	p.st.adoptAll(r.GetPods(), adopt)
+	pods := podsByID(r.GetPods())
+	placed := map[string]*abi.ContainerUpdate{}
+	for _, spec := range sortByID(fresh) {
+		c, err := p.st.place(pods[spec.GetPodSandboxId()], spec)
+		if err != nil {
+			// It runs already: leave it where it is rather than refuse the sync.
+			policy.Log.Warnf("synchronize: container %s left unmanaged: %v", spec.GetId(), err)
+			continue
+		}
+		if c.sent != "" || c.mems != "" {
+			placed[c.id] = &abi.ContainerUpdate{ContainerId: c.id, CpusetCpus: c.sent, CpusetMems: c.mems}
+		}
+	}
+	var updates []*abi.ContainerUpdate
+	for _, u := range p.st.updates("") {
+		if pu := placed[u.ContainerId]; pu != nil {
+			pu.CpusetCpus = u.CpusetCpus
+			continue
+		}
+		updates = append(updates, u)
+	}
+	for _, u := range placed {
+		updates = append(updates, u)
+	}
+	return &abi.SynchronizeResponse{Updates: sortUpdates(updates)}, nil
+}

@@ -1,0 +1,134 @@
+package topologyaware_test
+
+import (
+	"context"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// TestSynchronize: containers the runtime no longer runs are forgotten,
+// unknown ones with an assignment adopted as they are, unknown ones without
+// one placed and told by an update; shared containers hear of the changes.
+func TestSynchronize(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", "")
+	h.create(burstable("a", 500))
+	h.create(guaranteed("x", 2000)) // 1,9
+	h.create(guaranteed("gone", 2000))
+
+	adopt := guaranteed("adopt", 1000).request()
+	adopt.Container.Assignment = &abi.ContainerAdjustment{CpusetCpus: "5", CpusetMems: "0"}
+	fresh := bestEffort("fresh").request()
+	stopped := bestEffort("stopped").request()
+	stopped.Container.State = abi.ContainerState_CONTAINER_STATE_STOPPED
+	req := &abi.SynchronizeRequest{
+		Pods:       []*abi.PodSandbox{h.pods["pod-a"], h.pods["pod-x"], adopt.Pod, fresh.Pod, stopped.Pod},
+		Containers: []*abi.Container{h.ctrs["x"], fresh.Container, adopt.Container, h.ctrs["a"], stopped.Container},
+	}
+	resp, err := h.client.Synchronize(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Synchronize: %v", err)
+	}
+	delete(h.ctrs, "gone")
+	h.pods[adopt.Pod.Id], h.ctrs["adopt"] = adopt.Pod, adopt.Container
+	h.pods[fresh.Pod.Id], h.ctrs["fresh"] = fresh.Pod, fresh.Container
+	fresh.Container.Assignment = &abi.ContainerAdjustment{}
+	want := []*abi.ContainerUpdate{
+		{ContainerId: "a", CpusetCpus: "2-4,6-8,10-15"},
+		{ContainerId: "fresh", CpusetCpus: "2-4,6-8,10-15", CpusetMems: "0"},
+	}
+	if !equalUpdates(resp.Updates, want) {
+		t.Errorf("updates %v, want %v", resp.Updates, want)
+	}
+	h.apply(resp.Updates)
+	h.check()
+}
+
+// TestReconfigure: a new reservation moves the reserved and shared
+// containers (with updates) and leaves exclusive grants alone; one that
+// would take an exclusive grant's CPUs is refused naming the field.
+func TestReconfigure(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", "")
+	h.create(system("ks", 100))
+	h.create(burstable("a", 500))
+	h.create(guaranteed("x", 2000)) // 1,9
+	reconfigure := func(config string) ([]*abi.ContainerUpdate, error) {
+		resp, err := h.client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(config)})
+		if err != nil {
+			return nil, err
+		}
+		h.config = config
+		h.apply(resp.Updates)
+		return resp.Updates, nil
+	}
+
+	updates, err := reconfigure("reservedResources: {cpu: cpuset:2-3}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "0,4-8,10-15"}, {ContainerId: "ks", CpusetCpus: "2-3"}}
+	if !equalUpdates(updates, want) {
+		t.Errorf("updates %v, want %v", updates, want)
+	}
+	h.check()
+
+	_, err = reconfigure("reservedResources: {cpu: cpuset:9}")
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.reservedResources.cpu")
+	_, err = reconfigure("availableResources: {cpu: cpuset:2-8}\nreservedResources: {cpu: cpuset:2}")
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.availableResources.cpu")
+
+	updates, err = reconfigure("reservedResources: {cpu: cpuset:2-3}\nreservedPoolNamespaces: [def*]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "2-3"}}
+	if !equalUpdates(updates, want) {
+		t.Errorf("updates %v, want %v", updates, want)
+	}
+	h.check("default")
+}
+
+// TestStopAndUnknown: StopContainer frees at once; stopping or removing an
+// unknown container is a no-op; a repeated create answers the same.
+func TestStopAndUnknown(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, "Desktop1Socket", "")
+	h.create(bestEffort("b"))
+	first := h.create(guaranteed("x", 2000))
+	again, err := h.client.CreateContainer(ctx, guaranteed("x", 2000).request())
+	if err != nil || again.Adjustment.CpusetCpus != first.Adjustment.CpusetCpus || len(again.Updates) != 0 {
+		t.Errorf("repeated create: %v, %v", again, err)
+	}
+	resp, err := h.client.StopContainer(ctx, &abi.StopContainerRequest{Container: h.ctrs["x"]})
+	if err != nil || len(resp.Updates) != 1 || resp.Updates[0].CpusetCpus != "1-15" {
+		t.Fatalf("StopContainer: %v, %v", resp, err)
+	}
+	h.apply(resp.Updates)
+	delete(h.ctrs, "x")
+	h.check()
+	for _, id := range []string{"x", "never"} {
+		if r, err := h.client.RemoveContainer(ctx, &abi.RemoveContainerRequest{Container: &abi.Container{Id: id}}); err != nil || len(r.Updates) != 0 {
+			t.Errorf("RemoveContainer(%s): %v, %v", id, r, err)
+		}
+	}
+	if _, err := h.client.CreateContainer(ctx, &abi.CreateContainerRequest{Container: &abi.Container{}}); err == nil {
+		t.Errorf("a container without an id was placed")
+	}
+}
+
+// TestDeterminism: the same calls give byte-identical answers and dumps.
+func TestDeterminism(t *testing.T) {
+	for _, m := range machines {
+		t.Run(m.name, func(t *testing.T) {
+			var dumps [2]string
+			for i := range dumps {
+				h := newHarness(t, m.name, "reservedPoolNamespaces: [monitoring]")
+				mixed(t, h)
+				dumps[i] = string(h.dumpRaw())
+			}
+			if dumps[0] != dumps[1] {
+				t.Errorf("two runs dumped different states:\n%s\n---\n%s", dumps[0], dumps[1])
+			}
+		})
+	}
+}

@@ -1,0 +1,143 @@
+package topologyaware
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+)
+
+// level is a pool's place in the tree.
+type level int
+
+const (
+	levelRoot level = iota
+	levelSocket
+	levelDie
+	levelNode
+)
+
+var levelNames = [...]string{"root", "socket", "die", "numa"}
+
+// pool is one node of the pool tree: a topologically aligned set of CPUs and
+// the memory nodes that go with them. Siblings are disjoint; a parent holds
+// the union of its children.
+type pool struct {
+	id       int // pre-order index: the root is 0
+	name     string
+	level    level
+	depth    int
+	parent   *pool
+	children []*pool
+
+	cpus     cpuset.Set // its available CPUs, reserved and isolated ones included
+	nodes    cpuset.Set // the NUMA nodes of those CPUs
+	mems     cpuset.Set // the memory nodes its containers get
+	memsText string
+	sharable cpuset.Set // cpus − reserved − isolated: what shared containers may use
+	isolated cpuset.Set // cpus ∩ isolated: for exclusive grants only
+
+	// allocation state
+	shared     cpuset.Set // sharable − every exclusive grant
+	sharedText string
+	granted    int64 // shared milli-CPU of the containers in its subtree
+}
+
+// slack is the pool's spare shared capacity in milli-CPU.
+func (p *pool) slack() int64 { return 1000*int64(p.shared.Size()) - p.granted }
+
+// free is what a new shared container in p may use: the least slack of p and
+// its ancestors, whose shared CPUs p's containers also consume.
+func (p *pool) free() int64 {
+	f := p.slack()
+	for a := p.parent; a != nil; a = a.parent {
+		f = min(f, a.slack())
+	}
+	return f
+}
+
+// contains tells whether q is p or below it.
+func (p *pool) contains(q *pool) bool {
+	for ; q != nil; q = q.parent {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// buildPools builds the tree over the available CPUs: root, sockets, dies,
+// NUMA nodes, skipping every level where a pool would have a single child
+// (that child would equal its parent). The result is in pre-order.
+func buildPools(ix *topoIndex, r resources) []*pool {
+	var pools []*pool
+	var grow func(p *pool, cpus []uint32)
+	grow = func(p *pool, cpus []uint32) {
+		p.id = len(pools)
+		pools = append(pools, p)
+		p.cpus = cpuset.New(cpus...)
+		var nodes []uint32
+		for _, id := range cpus {
+			nodes = append(nodes, ix.cpus[id].node)
+		}
+		p.nodes = cpuset.New(nodes...)
+		p.mems = ix.memsOf(p.nodes)
+		p.memsText = p.mems.String()
+		p.isolated = p.cpus.Intersection(r.isolated)
+		p.sharable = p.cpus.Difference(r.reserved).Difference(r.isolated)
+		p.shared, p.sharedText = p.sharable, p.sharable.String()
+		for lv := p.level + 1; lv <= levelNode; lv++ {
+			keys, groups := ix.groupBy(cpus, lv)
+			if len(groups) < 2 {
+				continue
+			}
+			for i, g := range groups {
+				c := &pool{level: lv, depth: p.depth + 1, parent: p, name: poolName(p, lv, keys[i])}
+				p.children = append(p.children, c)
+				grow(c, g)
+			}
+			return
+		}
+	}
+	grow(&pool{name: "root", level: levelRoot}, r.available.Sorted())
+	return pools
+}
+
+func poolName(parent *pool, lv level, key uint32) string {
+	switch lv {
+	case levelSocket:
+		return fmt.Sprintf("socket%d", key)
+	case levelDie:
+		if parent.level == levelRoot {
+			return fmt.Sprintf("die%d", key)
+		}
+		return fmt.Sprintf("%s/die%d", parent.name, key)
+	}
+	return fmt.Sprintf("node%d", key)
+}
+
+// groupBy splits sorted cpus by socket, die or NUMA node, in key order.
+func (ix *topoIndex) groupBy(cpus []uint32, lv level) ([]uint32, [][]uint32) {
+	byKey := map[uint32][]uint32{}
+	for _, id := range cpus {
+		info := ix.cpus[id]
+		k := info.node
+		switch lv {
+		case levelSocket:
+			k = info.pkg
+		case levelDie:
+			k = info.die
+		}
+		byKey[k] = append(byKey[k], id)
+	}
+	keys := make([]uint32, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	groups := make([][]uint32, len(keys))
+	for i, k := range keys {
+		groups[i] = byKey[k]
+	}
+	return keys, groups
+}

@@ -1,0 +1,69 @@
+package topologyaware
+
+import (
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Reconfigure implements policy.Reconfigurer. The new configuration is built
+// into a fresh state: exclusive grants carry over unchanged (a configuration
+// that would take their CPUs away is refused, naming the field), every other
+// container is placed again, in its old pool where it still fits, and
+// answers an update where its CPUs or memory nodes changed. On any error the
+// old configuration stays in force.
+func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureResponse, error) {
+	cfg, err := ParseConfig(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	st, err := newState(cfg, p.ix)
+	if err != nil {
+		return nil, err
+	}
+	old := p.st
+	for _, o := range old.sorted {
+		id := o.id
+		if o.kind != kindExclusive {
+			continue
+		}
+		if out := o.cpus.Difference(st.res.available); !out.IsEmpty() {
+			return nil, configError(fieldAvailable, "CPUs %s are exclusively allocated to container %s", out, id)
+		}
+		if in := o.cpus.Intersection(st.res.reserved); !in.IsEmpty() {
+			return nil, configError(fieldReserved, "CPUs %s are exclusively allocated to container %s", in, id)
+		}
+		c := *o
+		c.pool, c.pinCPU = st.poolHolding(o.cpus, o.mems), cfg.PinCPU
+		st.add(&c)
+	}
+	for _, o := range old.sorted {
+		id := o.id
+		if o.kind == kindExclusive {
+			continue
+		}
+		c, err := st.placeNear(o.pod, o.spec, o.pool.name)
+		if err != nil {
+			return nil, configError("", "container %s no longer fits: %v", id, err)
+		}
+		if !st.cfg.PinMemory {
+			c.mems = o.mems
+		}
+	}
+	var updates []*abi.ContainerUpdate
+	st.dirty = false
+	for _, c := range st.sorted {
+		o := old.ctrs[c.id]
+		c.sent = st.cpusOf(c) // a later grant may have shrunk its pool since add
+		u := &abi.ContainerUpdate{ContainerId: c.id}
+		if c.sent != o.sent && c.sent != "" {
+			u.CpusetCpus = c.sent
+		}
+		if c.mems != o.mems && c.mems != "" {
+			u.CpusetMems = c.mems
+		}
+		if u.CpusetCpus != "" || u.CpusetMems != "" {
+			updates = append(updates, u)
+		}
+	}
+	p.st = st
+	return &abi.ReconfigureResponse{Updates: updates}, nil
+}

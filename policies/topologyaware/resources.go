@@ -1,0 +1,86 @@
+package topologyaware
+
+import (
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+)
+
+// resources is a configuration resolved against the topology.
+type resources struct {
+	// available: the CPUs the policy hands out (online ∩ availableResources).
+	available cpuset.Set
+	// isolated: the available kernel-isolated CPUs; only exclusive grants use them.
+	isolated cpuset.Set
+	// reserved: the CPUs of reserved-namespace containers, ⊆ available.
+	reserved cpuset.Set
+	// reservedMilli: the reserved capacity (the quantity, or 1000 per CPU).
+	reservedMilli int64
+}
+
+const (
+	fieldAvailable = ".availableResources.cpu"
+	fieldReserved  = ".reservedResources.cpu"
+)
+
+// resolve checks cfg against the topology and picks the CPUs it names.
+func resolve(cfg Config, ix *topoIndex) (resources, error) {
+	var r resources
+	switch a := cfg.AvailableCPU; a.Kind {
+	case AmountAbsent:
+		r.available = ix.online
+	case AmountCPUSet:
+		if out := a.Set.Difference(ix.online); !out.IsEmpty() {
+			return r, configError(fieldAvailable, "CPUs %s are not online (online: %s)", out, ix.online)
+		}
+		r.available = a.Set
+	case AmountExcludeCPUSet:
+		if out := a.Set.Difference(ix.online); !out.IsEmpty() {
+			return r, configError(fieldAvailable, "CPUs %s are not online (online: %s)", out, ix.online)
+		}
+		r.available = ix.online.Difference(a.Set)
+	case AmountQuantity:
+		if a.Milli%1000 != 0 || a.Milli == 0 {
+			return r, configError(fieldAvailable, "%s: available CPU must be a whole number of CPUs or a cpuset", a)
+		}
+		set, ok := ix.pick(ix.online, int(a.Milli/1000), nil)
+		if !ok {
+			return r, configError(fieldAvailable, "%s: only %d CPUs are online", a, ix.online.Size())
+		}
+		r.available = set
+	}
+	if r.available.IsEmpty() {
+		return r, configError(fieldAvailable, "leaves no CPU available")
+	}
+	r.isolated = r.available.Intersection(ix.isolated)
+
+	switch a := cfg.ReservedCPU; a.Kind {
+	case AmountCPUSet, AmountExcludeCPUSet:
+		r.reserved = a.Set
+		if a.Kind == AmountExcludeCPUSet {
+			r.reserved = r.available.Difference(a.Set)
+		}
+		if out := r.reserved.Difference(r.available); !out.IsEmpty() {
+			return r, configError(fieldReserved, "CPUs %s are not available (available: %s)", out, r.available)
+		}
+		if iso := r.reserved.Intersection(r.isolated); !iso.IsEmpty() && (!iso.Equal(r.reserved) || iso.Size() > 1) {
+			return r, configError(fieldReserved, "reserved CPUs %s include isolated CPUs %s: reserve one isolated CPU alone or none", r.reserved, iso)
+		}
+		r.reservedMilli = 1000 * int64(r.reserved.Size())
+	case AmountQuantity:
+		if a.Milli <= 0 {
+			return r, configError(fieldReserved, "some CPU must be reserved")
+		}
+		from := r.available.Difference(r.isolated)
+		set, ok := ix.pick(from, int((a.Milli+999)/1000), nil)
+		if !ok {
+			return r, configError(fieldReserved, "cannot reserve %s: %d CPUs are available and not isolated", a, from.Size())
+		}
+		r.reserved, r.reservedMilli = set, a.Milli
+	}
+	if r.reserved.IsEmpty() {
+		return r, configError(fieldReserved, "some CPU must be reserved")
+	}
+	if r.available.Difference(r.reserved).Difference(r.isolated).IsEmpty() {
+		return r, configError(fieldReserved, "reserving %s leaves no shared CPU (available: %s, isolated: %s)", r.reserved, r.available, r.isolated)
+	}
+	return r, nil
+}

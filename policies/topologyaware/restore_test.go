@@ -1,0 +1,93 @@
+package topologyaware_test
+
+import (
+	"context"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// adoptView makes h2's runtime view a copy of h1's, as after a host restart.
+func adoptView(h1, h2 *harness) {
+	for id, p := range h1.pods {
+		h2.pods[id] = p.CloneVT()
+	}
+	for id, c := range h1.ctrs {
+		h2.ctrs[id] = c.CloneVT()
+	}
+	h2.order = append(h2.order, h1.order...)
+}
+
+// TestRestore: a new instance Init'ed with the journal of a running one
+// re-adopts every placement exactly (its state dumps byte-identical), moves
+// nobody, and its next placements match the old instance's and collide
+// with nothing.
+func TestRestore(t *testing.T) {
+	for _, m := range machines {
+		for _, config := range []string{"", "reservedPoolNamespaces: [monitoring]\nreservedResources:\n  cpu: cpuset:4-5\n"} {
+			t.Run(m.name+"/"+config, func(t *testing.T) {
+				h1 := newHarness(t, m.name, config)
+				mixed(t, h1)
+				h1.create(guaranteed("g-after", 2000))
+				h1.create(burstable("bu-after", 700))
+
+				h2, err := tryHarness(t, m.name, config, h1.restoreState())
+				if err != nil {
+					t.Fatalf("Init with restore: %v", err)
+				}
+				adoptView(h1, h2)
+				if d1, d2 := h1.dumpRaw(), h2.dumpRaw(); string(d1) != string(d2) {
+					t.Fatalf("restored state differs:\n%s\n---\n%s", d1, d2)
+				}
+				h2.check("monitoring")
+				for _, s := range []spec{guaranteed("next-1", 1000), guaranteed("next-2", 2000), bestEffort("next-be")} {
+					r1, r2 := h1.create(s), h2.create(s)
+					if !r1.EqualVT(r2) {
+						t.Errorf("%s: restored instance answered %v, the original %v", s.id, r2, r1)
+					}
+					h2.check("monitoring")
+				}
+			})
+		}
+	}
+}
+
+// TestRestoreForeign: assignments this policy would not give are kept as they
+// are, and the reserved and exclusive CPUs stay clear of exclusive ones.
+func TestRestoreForeign(t *testing.T) {
+	pod := &abi.PodSandbox{Id: "p", Namespace: "default", QosClass: abi.QOSClass_QOS_CLASS_GUARANTEED}
+	ctr := func(id string, milli int64, cpus, mems string) *abi.Container {
+		return &abi.Container{Id: id, PodSandboxId: "p", Name: id, Namespace: "default", QosClass: abi.QOSClass_QOS_CLASS_GUARANTEED,
+			Resources: &abi.Resources{CpuRequestMilli: milli}, Assignment: &abi.ContainerAdjustment{CpusetCpus: cpus, CpusetMems: mems}}
+	}
+	rs := &abi.RestoreState{Pods: []*abi.PodSandbox{pod}, Containers: []*abi.Container{
+		ctr("ex", 2000, "4-5", "0"),      // exclusive, not where this policy would put it
+		ctr("x-clash", 2000, "5-6", "0"), // overlaps "ex" (adopted first, by id): kept, unaccounted
+		ctr("odd", 500, "3,7", "0"),      // no pool shares exactly these
+		ctr("bad", 500, "x", "0"),        // unparsable
+		ctr("unpinned", 500, "", ""),     // never pinned
+		ctr("reserved", 2000, "0", "0"),  // on the reserved CPU
+	}}
+	h, err := tryHarness(t, "Desktop1Socket", "", rs)
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	kinds := map[string]string{}
+	for _, c := range h.dump().Containers {
+		kinds[c.ID] = c.Kind + " " + c.CPUs
+	}
+	want := map[string]string{"ex": "exclusive 4-5", "x-clash": "fixed 5-6", "odd": "fixed 3,7", "bad": "fixed x",
+		"unpinned": "preserved ", "reserved": "reserved 0"}
+	for id, w := range want {
+		if kinds[id] != w {
+			t.Errorf("%s: adopted as %q, want %q", id, kinds[id], w)
+		}
+	}
+	resp, err := h.client.CreateContainer(context.Background(), guaranteed("next", 2000).request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Adjustment.CpusetCpus; got != "1,9" {
+		t.Errorf("next exclusive grant %q, want 1,9 (clear of 4-5 and the reserved 0)", got)
+	}
+}

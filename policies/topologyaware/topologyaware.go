@@ -1,0 +1,73 @@
+// Package topologyaware is the topology-aware resource policy: it builds a tree
+// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes) and
+// places every container in the smallest pool that fits it, giving Guaranteed
+// containers that ask for whole CPUs exclusive cores and everything else the
+// shared CPUs of its pool. It follows containers/nri-plugins' topology-aware
+// policy: the same configuration fields and pod annotations, so a user's
+// configuration carries over (RATIONALE.md lists where it differs).
+//
+// Configuration (YAML or JSON; unknown fields are errors):
+//
+//	reservedResources:      # CPUs for kube-system and reservedPoolNamespaces
+//	  cpu: 750m             # a quantity ("750m", "2"), "cpuset:0-1" or "exclude-cpuset:2-63"
+//	availableResources:     # the CPUs the policy may hand out; default: all online CPUs
+//	  cpu: cpuset:2-63      # "cpuset:...", "exclude-cpuset:..." or a whole-CPU quantity
+//	reservedPoolNamespaces: ["monitoring", "infra-*"]   # globs; kube-system always
+//	preferIsolatedCPUs: true   # single-CPU exclusive grants use isolcpus CPUs first
+//	preferSharedCPUs: false    # no exclusive CPUs unless annotated
+//	pinCPU: true               # answer cpuset_cpus
+//	pinMemory: true            # answer cpuset_mems
+//
+// An empty configuration is the nri-plugins Helm chart's default: 750m reserved.
+//
+// Pod annotations (container form wins over pod form, which wins over the bare key):
+//
+//	prefer-shared-cpus.resource-policy.nri.io/pod: "true"
+//	prefer-isolated-cpus.resource-policy.nri.io/container.<name>: "true"
+//	prefer-reserved-cpus.resource-policy.nri.io/pod: "true"
+//	cpu.preserve.resource-policy.nri.io/container.<name>: "true"     # leave cpuset_cpus alone
+//	memory.preserve.resource-policy.nri.io/pod: "true"               # leave cpuset_mems alone
+//
+// Every answer is a function of the configuration, the topology and the calls
+// seen since Init: no clock, no randomness, and every map is sorted before it
+// reaches an answer.
+package topologyaware
+
+import (
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// Name and Version describe the policy.
+const (
+	Name    = "topology-aware"
+	Version = "0.1.0"
+)
+
+// Policy is the topology-aware policy. Create it with New; it is not safe for
+// concurrent use (the host serializes calls).
+type Policy struct {
+	ix *topoIndex
+	st *state // nil before Init
+}
+
+// New returns a policy ready to register.
+func New() *Policy { return &Policy{} }
+
+var (
+	_ policy.Initializer      = (*Policy)(nil)
+	_ policy.Reconfigurer     = (*Policy)(nil)
+	_ policy.Synchronizer     = (*Policy)(nil)
+	_ policy.ContainerCreator = (*Policy)(nil)
+	_ policy.ContainerStopper = (*Policy)(nil)
+	_ policy.ContainerRemover = (*Policy)(nil)
+	_ policy.StateDumper      = (*Policy)(nil)
+)
+
+// Describe implements policy.Policy.
+func (*Policy) Describe() policy.Description {
+	return policy.Description{
+		Name:    Name,
+		Version: Version,
+		Summary: "places containers in topology-aligned CPU pools: exclusive cores for whole-CPU Guaranteed containers, shared CPUs for the rest",
+	}
+}
