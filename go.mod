@@ -3,22 +3,30 @@ module github.com/nriwasm/nriwasm
 go 1.26.0
 
 require (
+	github.com/containerd/nri v0.12.5
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-logr/logr v1.4.4
-	github.com/planetscale/vtprotobuf v0.6.0
+	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10
 	github.com/tetratelabs/wazero v1.12.0
+	google.golang.org/grpc v1.82.1
 	google.golang.org/protobuf v1.36.12
+	k8s.io/cri-api v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
-	github.com/containerd/nri v0.12.5 // indirect
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/containerd/log v0.1.0 // indirect
+	github.com/containerd/ttrpc v1.2.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/knqyf263/go-plugin v0.9.0 // indirect
 	github.com/opencontainers/runtime-spec v1.3.0 // indirect
+	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
-	k8s.io/cri-api v0.37.2 // indirect
+	golang.org/x/text v0.40.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 )

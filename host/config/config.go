@@ -1,0 +1,148 @@
+// Package config reads, validates, compares and watches the configuration file
+// of `nriwasm run`, the node agent.
+//
+// A file needs only the policy; every other field has a default:
+//
+//	policy:
+//	  name: topology-aware       # a built-in policy, or a path to a .wasm module
+//	  config:                    # handed to the policy as is, never interpreted
+//	    reservedCPUs: "0-1"
+//	dra:
+//	  enabled: true
+//
+// Decoding is strict: an unknown field, a duplicate key or a value of the wrong
+// type is an error that names the field by its path (policy.memoryLimit).
+// Relative paths are resolved against the file's directory. See README.md in
+// this directory for every field, and Watch for live changes: only the policy's
+// configuration applies live; anything else needs a restart (Diff).
+package config
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Defaults of the fields.
+const (
+	DefaultMemoryLimit     Quantity      = 256 << 20
+	DefaultCallTimeout     Duration      = Duration(time.Second)
+	DefaultSocketPath                    = "/var/run/nri/nri.sock"
+	DefaultPluginName                    = "nriwasm"
+	DefaultPluginIndex     PluginIndex   = "90"
+	DefaultOnPolicyFailure FailurePolicy = FailOpen
+	DefaultSysfs                         = "/sys"
+	DefaultStateDir                      = "/var/lib/nriwasm"
+	DefaultMetricsAddress                = ":9090"
+	DefaultDRADomain                     = "nri.io"
+	DefaultRegistrarDir                  = "/var/lib/kubelet/plugins_registry"
+	// KubeletPluginsDir holds each DRA driver's data directory by default.
+	KubeletPluginsDir = "/var/lib/kubelet/plugins"
+)
+
+// Config is the agent's configuration.
+type Config struct {
+	Policy Policy `json:"policy"`
+	NRI    NRI    `json:"nri"`
+	// The sysfs root topology is discovered from. Default "/sys".
+	Sysfs string `json:"sysfs"`
+	// Where the agent keeps its checkpoint. Default "/var/lib/nriwasm".
+	StateDir string  `json:"stateDir"`
+	Metrics  Metrics `json:"metrics"`
+	DRA      DRA     `json:"dra"`
+	Log      Log     `json:"log"`
+}
+
+// Policy selects the policy module and how it runs.
+type Policy struct {
+	// A built-in policy's name (a DNS label, e.g. "topology-aware") or the path
+	// of a .wasm module (any name ending in ".wasm" or holding a "/"). Required.
+	Name string `json:"name"`
+	// The policy's own configuration, inline: a YAML/JSON object (passed on as
+	// JSON) or a string (passed on verbatim). Default: none. Not with ConfigFile.
+	Config RawConfig `json:"config,omitempty"`
+	// A file holding the policy's configuration, passed on verbatim and watched
+	// like this file. Default: none. Not with Config.
+	ConfigFile string `json:"configFile,omitempty"`
+	// The cap on the module's linear memory, a quantity ("256Mi", "1Gi") that is
+	// a multiple of 64Ki between 64Ki and 4Gi. Default 256Mi.
+	MemoryLimit Quantity `json:"memoryLimit"`
+	// The deadline of every call into the policy, a duration ("1s", "500ms") that
+	// must stay below NRI's 2s per request. Default 1s.
+	CallTimeout Duration `json:"callTimeout"`
+	// Where compiled modules are cached. Default "<stateDir>/cache".
+	CacheDir string `json:"cacheDir,omitempty"`
+
+	// Data is what the policy receives in Init and Reconfigure: Config, or the
+	// contents of ConfigFile. Filled by Complete (and so by Load).
+	Data []byte `json:"-"`
+}
+
+// NRI is the connection to the container runtime.
+type NRI struct {
+	// The runtime's NRI socket. Default "/var/run/nri/nri.sock".
+	SocketPath string `json:"socketPath"`
+	// The name the agent registers with. Default "nriwasm".
+	PluginName string `json:"pluginName"`
+	// Two digits that order the agent among NRI plugins. Default "90".
+	PluginIndex PluginIndex `json:"pluginIndex"`
+	// What CreateContainer does when the policy fails: "fail-open" starts the
+	// container without the policy's adjustment, "fail-closed" fails its
+	// creation with the policy's error. Default "fail-open".
+	OnPolicyFailure FailurePolicy `json:"onPolicyFailure"`
+}
+
+// Metrics is the HTTP endpoint for /metrics, /healthz and /readyz.
+type Metrics struct {
+	// host:port to listen on. Default ":9090".
+	Address string `json:"address"`
+}
+
+// DRA is the kubelet plugin that makes the policy's devices a DRA driver.
+type DRA struct {
+	// Serve DRA. Unset (the default) means off unless the policy's configuration
+	// asks for DRA devices; false keeps it off whatever the policy asks.
+	Enabled *bool `json:"enabled,omitempty"`
+	// The driver is named "<policy>.<domain>". Default "nri.io".
+	Domain string `json:"domain"`
+	// The driver's data directory, where kubelet finds its socket. Default
+	// "/var/lib/kubelet/plugins/<driver>".
+	PluginDataDir string `json:"pluginDataDir,omitempty"`
+	// kubelet's plugin registration directory. Default
+	// "/var/lib/kubelet/plugins_registry".
+	RegistrarDir string `json:"registrarDir"`
+}
+
+// Log configures the agent's log.
+type Log struct {
+	// Verbosity from 0 (errors, warnings and key events) to 10. Default 0.
+	Verbosity int `json:"verbosity"`
+}
+
+// Default returns a configuration with every default and no policy.
+func Default() *Config {
+	return &Config{
+		Policy:   Policy{MemoryLimit: DefaultMemoryLimit, CallTimeout: DefaultCallTimeout},
+		NRI:      NRI{SocketPath: DefaultSocketPath, PluginName: DefaultPluginName, PluginIndex: DefaultPluginIndex, OnPolicyFailure: DefaultOnPolicyFailure},
+		Sysfs:    DefaultSysfs,
+		StateDir: DefaultStateDir,
+		Metrics:  Metrics{Address: DefaultMetricsAddress},
+		DRA:      DRA{Domain: DefaultDRADomain, RegistrarDir: DefaultRegistrarDir},
+	}
+}
+
+// DriverName returns the DRA driver's name for a policy: "<policy>.<domain>".
+func (d *DRA) DriverName(policy string) string { return policy + "." + d.Domain }
+
+// DataDir returns the driver's data directory: PluginDataDir, or its default.
+func (d *DRA) DataDir(driver string) string {
+	if d.PluginDataDir != "" {
+		return d.PluginDataDir
+	}
+	return filepath.Join(KubeletPluginsDir, driver)
+}
+
+// IsPath reports whether Name is a module's path rather than a built-in name.
+func (p *Policy) IsPath() bool {
+	return strings.HasSuffix(p.Name, ".wasm") || strings.ContainsRune(p.Name, '/')
+}

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Load reads the configuration file at path: Parse, then Complete with the
+// file's directory, then Validate. Errors name the file and the field.
+func Load(path string) (*Config, error) {
+	cfg, _, err := load(path)
+	return cfg, err
+}
+
+// load is Load that also returns the bytes read (the file, then the policy's
+// configuration file), so Watch can tell whether anything changed.
+func load(path string) (*Config, [][]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read config: %w", err)
+	}
+	read := [][]byte{data}
+	cfg, err := Parse(data)
+	if err != nil {
+		return nil, read, fmt.Errorf("config %s: %w", path, err)
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err == nil {
+		err = cfg.Complete(dir)
+	}
+	if err != nil {
+		return nil, read, fmt.Errorf("config %s: %w", path, err)
+	}
+	read = append(read, cfg.Policy.Data)
+	if err := cfg.Validate(); err != nil {
+		return nil, read, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, read, nil
+}
+
+// Parse decodes a YAML (or JSON) configuration over the defaults, strictly: an
+// unknown field, a duplicate key or a value of the wrong type is an error naming
+// the field. It reads no file and does not validate; see Complete and Validate.
+func Parse(data []byte) (*Config, error) {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Default()
+	if err := decodeStrict(js, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Complete prepares a parsed configuration for use: relative paths become
+// relative to dir, policy.cacheDir gets its default, and Policy.Data is filled
+// from policy.config or by reading policy.configFile.
+func (c *Config) Complete(dir string) error {
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	if c.Policy.IsPath() {
+		abs(&c.Policy.Name)
+	}
+	for _, p := range []*string{&c.Policy.ConfigFile, &c.Policy.CacheDir, &c.NRI.SocketPath,
+		&c.Sysfs, &c.StateDir, &c.DRA.PluginDataDir, &c.DRA.RegistrarDir} {
+		abs(p)
+	}
+	if c.Policy.CacheDir == "" && c.StateDir != "" {
+		c.Policy.CacheDir = filepath.Join(c.StateDir, "cache")
+	}
+	c.Policy.Data = c.Policy.Config
+	if c.Policy.ConfigFile != "" {
+		data, err := os.ReadFile(c.Policy.ConfigFile)
+		if err != nil {
+			return fmt.Errorf("policy.configFile: %w", err)
+		}
+		c.Policy.Data = data
+	}
+	return nil
+}

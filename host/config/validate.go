@@ -1,0 +1,122 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Limits Validate enforces.
+const (
+	// MaxCallTimeout is NRI's timeout per request; policy.callTimeout must stay
+	// below it.
+	MaxCallTimeout = 2 * time.Second
+	// MinMemoryLimit, MaxMemoryLimit and the 64Ki page bound policy.memoryLimit.
+	MinMemoryLimit Quantity = 64 << 10
+	MaxMemoryLimit Quantity = 4 << 30
+	wasmPage       Quantity = 64 << 10
+	// MaxVerbosity bounds log.verbosity.
+	MaxVerbosity = 10
+	// maxSocketPath is the longest Unix socket path (sun_path less its NUL).
+	maxSocketPath = 107
+	// maxDriverName is the longest DRA driver name (a DNS subdomain ≤ 63).
+	maxDriverName = 63
+)
+
+var (
+	dnsLabelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	pluginNameRE   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+	pluginIndexRE  = regexp.MustCompile(`^[0-9]{2}$`)
+)
+
+// FieldError is a field's value outside its limits.
+type FieldError struct {
+	Field string // the path, e.g. "policy.callTimeout"
+	Value any    // the value found
+	Rule  string // the rule it breaks, e.g. "must be below 2s (NRI's timeout per request)"
+}
+
+func (e *FieldError) Error() string {
+	switch v := e.Value.(type) {
+	case string:
+		if v == "" {
+			return fmt.Sprintf("%s: %s", e.Field, e.Rule)
+		}
+		return fmt.Sprintf("%s: %q %s", e.Field, v, e.Rule)
+	case PluginIndex, FailurePolicy:
+		return fmt.Sprintf("%s: %q %s", e.Field, v, e.Rule)
+	}
+	return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Rule)
+}
+
+// Validate checks every field against its limits; the error joins one
+// *FieldError per field in error, in the order of the file.
+func (c *Config) Validate() error {
+	var errs []error
+	check := func(ok bool, field string, value any, rule string, args ...any) {
+		if !ok {
+			errs = append(errs, &FieldError{Field: field, Value: value, Rule: fmt.Sprintf(rule, args...)})
+		}
+	}
+	absPath := func(field, p string, required bool) {
+		if p == "" {
+			check(!required, field, p, "is required")
+			return
+		}
+		check(filepath.IsAbs(p), field, p, "must be an absolute path")
+	}
+
+	p := &c.Policy
+	check(p.Name != "", "policy.name", "", "is required: a built-in policy's name or a .wasm path")
+	if p.Name != "" && p.IsPath() {
+		absPath("policy.name", p.Name, true)
+	} else if p.Name != "" {
+		check(len(p.Name) <= 63 && dnsLabelRE.MatchString(p.Name), "policy.name", p.Name,
+			"must be a built-in policy's name (a DNS label) or a path ending in .wasm")
+	}
+	check(p.Config == nil || p.ConfigFile == "", "policy.configFile", p.ConfigFile, "cannot be set together with policy.config")
+	absPath("policy.configFile", p.ConfigFile, false)
+	check(p.MemoryLimit >= MinMemoryLimit && p.MemoryLimit <= MaxMemoryLimit && p.MemoryLimit%wasmPage == 0,
+		"policy.memoryLimit", p.MemoryLimit, "must be a multiple of 64Ki between %v and %v", MinMemoryLimit, MaxMemoryLimit)
+	check(p.CallTimeout > 0 && time.Duration(p.CallTimeout) < MaxCallTimeout, "policy.callTimeout", p.CallTimeout,
+		"must be positive and below %v (NRI's timeout per request)", MaxCallTimeout)
+	absPath("policy.cacheDir", p.CacheDir, false)
+
+	n := &c.NRI
+	absPath("nri.socketPath", n.SocketPath, true)
+	check(len(n.SocketPath) <= maxSocketPath, "nri.socketPath", n.SocketPath, "is %d bytes long, over the limit of %d for a Unix socket", len(n.SocketPath), maxSocketPath)
+	check(len(n.PluginName) <= 63 && pluginNameRE.MatchString(n.PluginName), "nri.pluginName", n.PluginName,
+		"must be 1 to 63 letters, digits, '.', '_' or '-', starting and ending with a letter or digit")
+	check(pluginIndexRE.MatchString(string(n.PluginIndex)), "nri.pluginIndex", n.PluginIndex, "must be two digits, 00 to 99")
+	check(n.OnPolicyFailure == FailOpen || n.OnPolicyFailure == FailClosed, "nri.onPolicyFailure", n.OnPolicyFailure,
+		"must be %q or %q", FailOpen, FailClosed)
+
+	absPath("sysfs", c.Sysfs, true)
+	absPath("stateDir", c.StateDir, true)
+	check(validAddress(c.Metrics.Address), "metrics.address", c.Metrics.Address, "must be host:port with a numeric port (\":9090\")")
+
+	d := &c.DRA
+	check(len(d.Domain) <= maxDriverName-2 && dnsSubdomainRE.MatchString(d.Domain), "dra.domain", d.Domain,
+		"must be a DNS subdomain of at most %d characters", maxDriverName-2)
+	if name := d.DriverName(p.Name); p.Name != "" && !p.IsPath() && len(name) > maxDriverName {
+		check(false, "dra.domain", d.Domain, "makes the driver name %q %d characters long, over the limit of %d", name, len(name), maxDriverName)
+	}
+	absPath("dra.pluginDataDir", d.PluginDataDir, false)
+	absPath("dra.registrarDir", d.RegistrarDir, true)
+	check(c.Log.Verbosity >= 0 && c.Log.Verbosity <= MaxVerbosity, "log.verbosity", c.Log.Verbosity, "must be between 0 and %d", MaxVerbosity)
+	return errors.Join(errs...)
+}
+
+func validAddress(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n <= 65535
+}

@@ -1,0 +1,73 @@
+package state
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// The agent's worst case the issue sizes for: 2,000 containers in 100 pods and
+// 100 prepared claims.
+func benchJournal() *Journal { return journal(100, 2000, 100) }
+
+// BenchmarkSave measures a whole Save: marshal, write, fsync, rename, fsync dir.
+// The file size is reported as file-bytes.
+func BenchmarkSave(b *testing.B) {
+	j := benchJournal()
+	ck := NewCheckpoint(b.TempDir())
+	if err := ck.Save(j); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ck.Save(j); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(ck.buf)), "file-bytes")
+}
+
+// BenchmarkMarshal is the part of Save the agent would do under its lock.
+func BenchmarkMarshal(b *testing.B) {
+	j := benchJournal()
+	buf, _ := Marshal(nil, j)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = Marshal(buf[:0], j)
+	}
+}
+
+// BenchmarkMarshalDeterministic is the rejected alternative: protobuf-go's
+// deterministic encoding of the same payload (see RATIONALE.md).
+func BenchmarkMarshalDeterministic(b *testing.B) {
+	rs := benchJournal().restoreState()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := (proto.MarshalOptions{Deterministic: true}).Marshal(rs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLoad(b *testing.B) {
+	dir := b.TempDir()
+	if err := NewCheckpoint(dir).Save(benchJournal()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAddContainer is the journal's cost on CreateContainer's path.
+func BenchmarkAddContainer(b *testing.B) {
+	j := benchJournal()
+	c, a := container(1), adjustment(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		j.AddContainer(c, a)
+	}
+}

@@ -1,0 +1,94 @@
+package state
+
+import (
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// AddPod records pod, replacing any pod with the same sandbox id. A nil pod is
+// ignored.
+func (j *Journal) AddPod(pod *abi.PodSandbox) {
+	if pod == nil {
+		return
+	}
+	j.pods[pod.GetId()] = pod.CloneVT()
+	j.generation++
+}
+
+// RemovePod forgets the pod with sandbox id and reports whether it was
+// journaled. Its containers stay until they are removed themselves: cleanup is
+// driven by container events and Reconcile, since runtimes may drop pod events.
+func (j *Journal) RemovePod(id string) bool {
+	return remove(j, j.pods, id)
+}
+
+// AddContainer records container with the adjustment it was created with,
+// replacing any container with the same id. A nil adjustment records a container
+// the policy gave nothing (for instance one started unpinned after a policy
+// failure); container.Assignment is ignored. A nil container is ignored.
+func (j *Journal) AddContainer(container *abi.Container, adjustment *abi.ContainerAdjustment) {
+	if container == nil {
+		return
+	}
+	c := container.CloneVT()
+	c.Assignment = adjustment.CloneVT()
+	j.containers[c.GetId()] = c
+	j.generation++
+}
+
+// ApplyUpdate merges update into the assignment of the container it names: its
+// non-empty fields replace the assigned cpuset CPUs and memory nodes and the RDT
+// and block I/O classes, as they do on the runtime. It reports whether the
+// container is journaled; an update for an unknown container changes nothing.
+func (j *Journal) ApplyUpdate(update *abi.ContainerUpdate) bool {
+	c, ok := j.containers[update.GetContainerId()]
+	if !ok {
+		return false
+	}
+	a := c.Assignment
+	if a == nil {
+		a = &abi.ContainerAdjustment{}
+	}
+	set := func(dst *string, src string) {
+		if src != "" {
+			*dst = src
+		}
+	}
+	set(&a.CpusetCpus, update.GetCpusetCpus())
+	set(&a.CpusetMems, update.GetCpusetMems())
+	set(&a.RdtClass, update.GetRdtClass())
+	set(&a.BlockioClass, update.GetBlockioClass())
+	c.Assignment = a
+	j.generation++
+	return true
+}
+
+// RemoveContainer forgets the container with id and reports whether it was
+// journaled.
+func (j *Journal) RemoveContainer(id string) bool {
+	return remove(j, j.containers, id)
+}
+
+// AddClaim records a prepared claim under its claim's uid, replacing any claim
+// with the same uid. A nil claim is ignored.
+func (j *Journal) AddClaim(claim *abi.PreparedClaim) {
+	if claim == nil {
+		return
+	}
+	j.claims[claim.GetClaim().GetUid()] = claim.CloneVT()
+	j.generation++
+}
+
+// RemoveClaim forgets the prepared claim with uid and reports whether it was
+// journaled.
+func (j *Journal) RemoveClaim(uid string) bool {
+	return remove(j, j.claims, uid)
+}
+
+func remove[V any](j *Journal, m map[string]V, key string) bool {
+	if _, ok := m[key]; !ok {
+		return false
+	}
+	delete(m, key)
+	j.generation++
+	return true
+}

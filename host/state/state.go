@@ -1,0 +1,79 @@
+// Package state keeps the host's journal and its on-disk checkpoint.
+//
+// The Journal records what the host told the runtime and kubelet: every live pod,
+// every container with the assignment it was given (the CreateContainer
+// adjustment with every later ContainerUpdate merged in) and every prepared
+// claim. After a restart or a policy rebuild it becomes the policy's
+// abi.RestoreState, so running containers keep what they were given.
+//
+// A Checkpoint stores a Journal in one file of a state directory, written
+// atomically and checked on load. A checkpoint that cannot be trusted is set
+// aside, never fatal: the agent starts from what the runtime reports.
+//
+//	ck := state.NewCheckpoint("/var/lib/nriwasm")
+//	j, err := ck.Load() // j is never nil; log err and carry on
+//	j.AddPod(pod)
+//	err = ck.Save(j)
+//
+// A Journal is not safe for concurrent use: the resource manager serializes every
+// call under its one lock. See host/state/RATIONALE.md for the format and why.
+package state
+
+import (
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Journal is the host's record of live pods, containers and prepared claims. The
+// zero value is not usable; call New. Not safe for concurrent use.
+//
+// The journal keeps its own copies: messages passed in are cloned and messages
+// returned are clones, so callers may reuse or modify theirs.
+type Journal struct {
+	pods       map[string]*abi.PodSandbox    // by sandbox id
+	containers map[string]*abi.Container     // by container id, with Assignment
+	claims     map[string]*abi.PreparedClaim // by claim uid
+	generation uint64
+}
+
+// Counts is how many records a Journal holds.
+type Counts struct {
+	Pods, Containers, Claims int
+}
+
+// New returns an empty journal.
+func New() *Journal {
+	return &Journal{
+		pods:       map[string]*abi.PodSandbox{},
+		containers: map[string]*abi.Container{},
+		claims:     map[string]*abi.PreparedClaim{},
+	}
+}
+
+// Counts returns how many pods, containers and claims j holds.
+func (j *Journal) Counts() Counts {
+	return Counts{Pods: len(j.pods), Containers: len(j.containers), Claims: len(j.claims)}
+}
+
+// Generation counts the changes made to j since New or FromRestoreState. The
+// agent can compare it with the generation it last saved to skip a Save that
+// would write the same records.
+func (j *Journal) Generation() uint64 { return j.generation }
+
+// Pod returns a copy of the pod with sandbox id, if journaled.
+func (j *Journal) Pod(id string) (*abi.PodSandbox, bool) {
+	p, ok := j.pods[id]
+	return p.CloneVT(), ok
+}
+
+// Container returns a copy of the container with id and its assignment, if
+// journaled.
+func (j *Journal) Container(id string) (*abi.Container, bool) {
+	c, ok := j.containers[id]
+	return c.CloneVT(), ok
+}
+
+// Claim returns a copy of the prepared claim with uid, if journaled.
+func (j *Journal) Claim(uid string) (*abi.PreparedClaim, bool) {
+	c, ok := j.claims[uid]
+	return c.CloneVT(), ok
+}
