@@ -19,8 +19,10 @@ ABI_BASELINE := abi/v1/v1.0.binpb
 WASM_ENV := GOOS=wasip1 GOARCH=wasm
 WASM_BUILD := $(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 BIN := bin/nriwasm
+# containerd, runc and crictl for the integration tests, cached outside the repository.
+INTEGRATION_BIN ?= $(HOME)/.cache/nriwasm-integration/bin
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci
+.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -60,8 +62,10 @@ bench: ## run the benchmarks (benchstat-friendly output in bench.txt)
 lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, buf lint and breaking
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./integration/...
 	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/
 	staticcheck ./...
+	staticcheck -tags integration ./integration/...
 
 buf-lint:
 	buf lint
@@ -77,4 +81,10 @@ check-generated: generate policies ## fail if generated code or .wasm fixtures d
 	@untracked=$$(git ls-files --others --exclude-standard -- abi policies); if [ -n "$$untracked" ]; then \
 		echo "untracked generated files: $$untracked"; exit 1; fi
 
-ci: tools lint check-generated test ## what .ci/run does
+integration-deps: ## install containerd, runc, crictl and busybox for the integration tests (cached)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
+
+integration: integration-deps ## run the tests against a real containerd (as root)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v ./integration/...
+
+ci: tools lint check-generated test integration ## what .ci/run does
