@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+
+	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/metrics"
+	"github.com/nriwasm/nriwasm/host/nri"
+	"github.com/nriwasm/nriwasm/host/resmgr"
+	"github.com/nriwasm/nriwasm/host/topology"
+)
+
+func newRun() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the node agent: serve the container runtime over NRI with a Wasm policy",
+		Long: `run is the node agent. It reads the configuration file (--config; every
+field has a default, so without a file the built-in topology-aware policy runs),
+discovers the node's topology from sysfs, loads the policy (a built-in name or a
+.wasm file; compiled code is cached in policy.cacheDir), restores its
+checkpoint from the state directory, connects to the runtime's NRI socket
+(reconnecting whenever the runtime restarts) and serves /metrics, /healthz and
+/readyz, until SIGINT or SIGTERM. A changed configuration file is applied live
+when only the policy's configuration changed. Flags override the file's
+fields. docs/agent.md describes the agent, host/config/README.md every field.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd.Context(), cmd.ErrOrStderr(), f) },
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// runAgent wires the agent's parts to the resource manager and runs it until
+// ctx ends (a signal) or a part fails.
+func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
+	cfg, err := f.load()
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.Log.Verbosity)
+	topo, err := topology.Discover(cfg.Sysfs)
+	if err != nil {
+		return err
+	}
+	name, module, err := readPolicy(cfg.Policy.Name)
+	if err != nil {
+		return err
+	}
+	met := metrics.New()
+	m, err := resmgr.New(ctx, resmgr.Options{
+		Config: cfg, Topology: topo, NodeName: nodeName(), Logger: log, Metrics: met,
+		Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
+	})
+	if err != nil {
+		return err
+	}
+	plugin, err := nri.New(m, nri.Options{
+		SocketPath: cfg.NRI.SocketPath, PluginName: cfg.NRI.PluginName, PluginIndex: string(cfg.NRI.PluginIndex),
+		Logger: log, Metrics: met,
+	})
+	if err != nil {
+		return err
+	}
+	m.SetUpdateSink(plugin.Send)
+	l, err := metrics.Listen(cfg.Metrics.Address)
+	if err != nil {
+		return err
+	}
+	m.Go("nri", plugin.Run)
+	m.Go("metrics", func(ctx context.Context) error { return metrics.Serve(ctx, l, metrics.Handler(met, m.Ready)) })
+	if f.config != "" {
+		m.Go("config", func(ctx context.Context) error {
+			return config.Watch(ctx, f.config, func(c *config.Config, err error) {
+				if err == nil {
+					err = f.override(c)
+				}
+				_ = m.ApplyConfig(ctx, c, err) // logged and counted there
+			})
+		})
+	}
+	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", l.Addr().String(),
+		"cpus", len(topo.GetCpus()), "numaNodes", len(topo.GetNumaNodes()))
+	if err := m.Run(ctx); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}
+
+// newLogger logs text to w; verbosity v shows logr's V(0)..V(v).
+func newLogger(w io.Writer, v int) logr.Logger {
+	return logr.FromSlogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.Level(-v)}))
+}
+
+// nodeName is $NODE_NAME (set from the downward API), or the host name.
+func nodeName() string {
+	if n := os.Getenv("NODE_NAME"); n != "" {
+		return n
+	}
+	n, _ := os.Hostname()
+	return n
+}

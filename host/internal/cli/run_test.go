@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestRunFlagsOverride(t *testing.T) {
+	wd, _ := os.Getwd()
+	tests := []struct {
+		name    string
+		flags   runFlags
+		check   func(t *testing.T, f runFlags)
+		wantErr string
+	}{
+		{"defaults", runFlags{}, func(t *testing.T, f runFlags) {
+			cfg, _ := f.load()
+			want(t, cfg.Policy.Name, "topology-aware")
+			want(t, cfg.Policy.CacheDir, "/var/lib/nriwasm/cache")
+		}, ""},
+		{"paths are made absolute; the cache follows the state", runFlags{stateDir: "state", nriSocket: "nri.sock", sysfs: "sys", policy: "p.wasm"}, func(t *testing.T, f runFlags) {
+			cfg, _ := f.load()
+			want(t, cfg.StateDir, filepath.Join(wd, "state"))
+			want(t, cfg.Policy.CacheDir, filepath.Join(wd, "state", "cache"))
+			want(t, cfg.NRI.SocketPath, filepath.Join(wd, "nri.sock"))
+			want(t, cfg.Sysfs, filepath.Join(wd, "sys"))
+			want(t, cfg.Policy.Name, filepath.Join(wd, "p.wasm"))
+		}, ""},
+		{"invalid address names the field", runFlags{metricsAddress: "no port"}, nil, "metrics.address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.flags.load()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, tt.flags)
+		})
+	}
+}
+
+func want[T comparable](t *testing.T, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestRunServesProbesAndReloads runs the agent with no runtime to talk to: it
+// keeps trying to connect, serves /healthz but not /readyz, refuses config
+// changes it cannot apply, and stops cleanly when its context ends.
+func TestRunServesProbesAndReloads(t *testing.T) {
+	dir := t.TempDir()
+	sock, err := os.MkdirTemp("", "nriwasm-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	addr, sysfs := freeAddress(t), capturedVM(t)
+	conf := filepath.Join(dir, "config.yaml")
+	write := func(extra string) {
+		text := fmt.Sprintf("policy: {name: conformance, cacheDir: %s%s}\nnri: {socketPath: %s}\nsysfs: %s\nstateDir: %s\nmetrics: {address: %q}\n",
+			cacheDir, extra, filepath.Join(sock, "nri.sock"), sysfs, filepath.Join(dir, "state"), addr)
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
+
+	waitFor(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
+	want(t, get(addr, "/readyz"), http.StatusServiceUnavailable)
+	write(", config: reject") // the conformance policy rejects this configuration
+	waitFor(t, "rejected reload", func() bool {
+		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="rejected"} 1`)
+	})
+	if err := os.WriteFile(conf, []byte(strings.Replace(readFile(t, conf), "nri: {", "nri: {pluginName: other, ", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "restart-required reload", func() bool {
+		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="restart_required"} 1`)
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("runAgent: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), "restart required to change nri.pluginName") {
+		t.Errorf("the refusal is not logged:\n%s", logs.String())
+	}
+}
+
+func freeAddress(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func get(addr, path string) int {
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func metricsText(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func readFile(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// waitFor polls cond; it fails the test only after a generous deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the agent's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

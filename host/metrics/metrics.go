@@ -1,0 +1,153 @@
+// Package metrics holds the agent's Prometheus metrics and serves them, with
+// the health and readiness probes, over HTTP.
+//
+// Every metric is named nriwasm_*:
+//
+//	nriwasm_policy_call_duration_seconds{method}        histogram of ABI calls
+//	nriwasm_policy_call_errors_total{method,kind}       failed calls by kind
+//	nriwasm_policy_instance_rebuilds_total              instances rebuilt after a failure
+//	nriwasm_policy_answers_refused_total{method,field}  answers refused by the shape checks
+//	nriwasm_fail_open_total                             containers started unpinned (fail-open)
+//	nriwasm_managed_pods / _containers / _claims        what the journal holds
+//	nriwasm_config_reloads_total{result}                applied, rejected, restart_required, invalid
+//	nriwasm_nri_connections_total{result}               connected, failed, lost
+//
+// A nil *Metrics is valid and records nothing, so components work without one.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Results of a configuration reload (nriwasm_config_reloads_total's label).
+const (
+	ReloadApplied         = "applied"
+	ReloadRejected        = "rejected"
+	ReloadRestartRequired = "restart_required"
+	ReloadInvalid         = "invalid"
+)
+
+// Results of an NRI connection attempt (nriwasm_nri_connections_total's label).
+const (
+	ConnConnected = "connected"
+	ConnFailed    = "failed"
+	ConnLost      = "lost"
+)
+
+// Metrics are the agent's metrics, registered in their own Registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	callDuration  *prometheus.HistogramVec
+	callErrors    *prometheus.CounterVec
+	rebuilds      prometheus.Counter
+	refused       *prometheus.CounterVec
+	failOpen      prometheus.Counter
+	pods          prometheus.Gauge
+	containers    prometheus.Gauge
+	claims        prometheus.Gauge
+	configReloads *prometheus.CounterVec
+	connections   *prometheus.CounterVec
+}
+
+// callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
+// microseconds, a rebuild with Init milliseconds, a deadline a second.
+var callBuckets = prometheus.ExponentialBuckets(10e-6, 4, 10)
+
+// New returns the metrics, registered with the Go runtime and process
+// collectors in a new Registry.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		callDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "nriwasm_policy_call_duration_seconds", Help: "Duration of ABI calls into the policy, retries and rebuilds included.",
+			Buckets: callBuckets,
+		}, []string{"method"}),
+		callErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nriwasm_policy_call_errors_total", Help: "Failed ABI calls by method and kind (trap, deadline, out_of_memory, exit, malformed, restore, policy, other).",
+		}, []string{"method", "kind"}),
+		rebuilds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "nriwasm_policy_instance_rebuilds_total", Help: "Policy instances discarded after a failure and rebuilt from the journal.",
+		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nriwasm_policy_answers_refused_total", Help: "Policy answers refused by the host's shape checks, by method and offending field.",
+		}, []string{"method", "field"}),
+		failOpen: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "nriwasm_fail_open_total", Help: "Containers started without the policy's adjustment after a policy failure (nri.onPolicyFailure: fail-open).",
+		}),
+		pods:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "nriwasm_managed_pods", Help: "Pods in the journal."}),
+		containers: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nriwasm_managed_containers", Help: "Containers in the journal."}),
+		claims:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "nriwasm_managed_claims", Help: "Prepared DRA claims in the journal."}),
+		configReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nriwasm_config_reloads_total", Help: "Configuration changes seen, by result (applied, rejected, restart_required, invalid).",
+		}, []string{"result"}),
+		connections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nriwasm_nri_connections_total", Help: "NRI connection events (connected, failed, lost).",
+		}, []string{"result"}),
+	}
+	m.Registry.MustRegister(
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
+		m.pods, m.containers, m.claims, m.configReloads, m.connections,
+	)
+	return m
+}
+
+// ObserveCall records one ABI call's duration and, if errKind is not "", its
+// failure.
+func (m *Metrics) ObserveCall(method string, d time.Duration, errKind string) {
+	if m == nil {
+		return
+	}
+	m.callDuration.WithLabelValues(method).Observe(d.Seconds())
+	if errKind != "" {
+		m.callErrors.WithLabelValues(method, errKind).Inc()
+	}
+}
+
+// Rebuilt counts n instance rebuilds.
+func (m *Metrics) Rebuilt(n uint64) {
+	if m != nil && n > 0 {
+		m.rebuilds.Add(float64(n))
+	}
+}
+
+// Refused counts an answer refused by the shape checks.
+func (m *Metrics) Refused(method, field string) {
+	if m != nil {
+		m.refused.WithLabelValues(method, field).Inc()
+	}
+}
+
+// FailedOpen counts a container started unpinned.
+func (m *Metrics) FailedOpen() {
+	if m != nil {
+		m.failOpen.Inc()
+	}
+}
+
+// Managed sets how many pods, containers and claims the journal holds.
+func (m *Metrics) Managed(pods, containers, claims int) {
+	if m != nil {
+		m.pods.Set(float64(pods))
+		m.containers.Set(float64(containers))
+		m.claims.Set(float64(claims))
+	}
+}
+
+// ConfigReload counts a configuration change with one of the Reload* results.
+func (m *Metrics) ConfigReload(result string) {
+	if m != nil {
+		m.configReloads.WithLabelValues(result).Inc()
+	}
+}
+
+// Connection counts an NRI connection event, one of the Conn* results.
+func (m *Metrics) Connection(result string) {
+	if m != nil {
+		m.connections.WithLabelValues(result).Inc()
+	}
+}

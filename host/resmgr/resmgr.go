@@ -1,0 +1,178 @@
+// Package resmgr is the agent's owner: it holds the policy, the journal and its
+// checkpoint, the topology and the configuration, and serializes every request
+// (NRI's, and later kubelet's) on one lock.
+//
+// Each request runs under the lock: the policy is called (with a deadline well
+// under the caller's, and retried once on a rebuilt instance after a runtime
+// failure), its answer is checked by host/validate and refused whole if any
+// field is out of bounds, and what is applied is recorded in the journal. The
+// journal is checkpointed after every change by a background saver that
+// encodes under the lock and writes outside it, coalescing bursts of changes.
+//
+// A new policy instance (the first, and any rebuilt after a trap, deadline or
+// out-of-memory) is initialized with the configuration, the node name, the
+// topology and the journal, so running containers keep their assignments.
+//
+//	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topo, Policy: load})
+//	m.Go("nri", plugin.Run)
+//	err = m.Run(ctx) // until ctx ends, Shutdown is called, or a component fails
+package resmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/metrics"
+	"github.com/nriwasm/nriwasm/host/state"
+	"github.com/nriwasm/nriwasm/host/validate"
+	"github.com/nriwasm/nriwasm/host/wasm"
+)
+
+// Policy is a loaded policy module; *wasm.Policy implements it.
+type Policy interface {
+	abi.Transport
+	// Rebuilds counts instances rebuilt after a failure.
+	Rebuilds() uint64
+	Close(ctx context.Context) error
+}
+
+// LoadFunc loads the policy and prepares its first instance with restore (which
+// it must also run on every instance it rebuilds), as wasm.Load with
+// wasm.WithRestore does.
+type LoadFunc func(ctx context.Context, restore wasm.RestoreFunc) (Policy, error)
+
+// Options configure New.
+type Options struct {
+	// Config is the running configuration, completed and validated. Required.
+	Config *config.Config
+	// Topology is the node's hardware. Required.
+	Topology *abi.Topology
+	// Load loads the policy. Required; see WasmLoader.
+	Load LoadFunc
+	// NodeName is the Kubernetes node's name, sent in Init.
+	NodeName string
+	// AvailableCPUs, if set, restricts answers' cpusets to these online CPUs.
+	AvailableCPUs []uint32
+	// Logger receives the manager's log. Default: discard.
+	Logger logr.Logger
+	// Metrics, if set, records calls, failures and the journal's size.
+	Metrics *metrics.Metrics
+}
+
+// Manager is the resource manager. Create it with New.
+type Manager struct {
+	log     logr.Logger
+	metrics *metrics.Metrics
+	topo    *abi.Topology
+	limits  *validate.Limits
+	node    string
+
+	mu         sync.Mutex // the one lock: every request below runs under it
+	cfg        *config.Config
+	journal    *state.Journal
+	policy     Policy
+	client     *abi.Client
+	rebuilds   uint64      // policy.Rebuilds() already counted in metrics
+	synced     atomic.Bool // the first Synchronize was handled
+	updateSink func([]*abi.ContainerUpdate)
+
+	saver *saver
+	life  lifecycle
+}
+
+// New loads the checkpoint from the state directory (a corrupt one is logged
+// and set aside: the agent starts from what the runtime reports), then loads
+// the policy, whose first instance is initialized with that journal.
+func New(ctx context.Context, o Options) (*Manager, error) {
+	if o.Config == nil || o.Topology == nil || o.Load == nil {
+		return nil, errors.New("resource manager: Config, Topology and Load are required")
+	}
+	log := o.Logger
+	if log.GetSink() == nil {
+		log = logr.Discard()
+	}
+	var limitOpts []validate.Option
+	if o.AvailableCPUs != nil {
+		limitOpts = append(limitOpts, validate.WithAvailableCPUs(o.AvailableCPUs))
+	}
+	m := &Manager{
+		log: log, metrics: o.Metrics, topo: o.Topology, node: o.NodeName,
+		limits: validate.New(o.Topology, limitOpts...),
+		cfg:    o.Config,
+	}
+	ck := state.NewCheckpoint(o.Config.StateDir)
+	j, err := ck.Load()
+	if ce, ok := errors.AsType[*state.CorruptError](err); ok {
+		log.Error(ce, "checkpoint is corrupt and was set aside; starting from what the runtime reports")
+	} else if err != nil {
+		log.Error(err, "checkpoint could not be read; starting from what the runtime reports")
+	}
+	m.journal = j
+	m.saver = newSaver(ck)
+	counts := j.Counts()
+	log.Info("journal restored", "pods", counts.Pods, "containers", counts.Containers, "claims", counts.Claims, "checkpoint", ck.Path())
+
+	p, err := o.Load(ctx, m.restore)
+	if err != nil {
+		return nil, fmt.Errorf("load policy %q: %w", o.Config.Policy.Name, err)
+	}
+	m.policy, m.client = p, abi.NewClient(p)
+	m.rebuilds = p.Rebuilds()
+	m.changed()
+	return m, nil
+}
+
+// restore initializes a new policy instance: Init with the running policy
+// configuration, the node, the topology and the journal. The policy calls it
+// while the manager's lock is held by the request that needs the instance (or
+// from New, before any request).
+func (m *Manager) restore(ctx context.Context, t abi.Transport) error {
+	rs := m.journal.RestoreState()
+	_, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{
+		Config: m.cfg.Policy.Data, NodeName: m.node, Topology: m.topo, Restore: rs,
+	})
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	m.log.Info("policy instance initialized", "pods", len(rs.Pods), "containers", len(rs.Containers), "claims", len(rs.Claims))
+	return nil
+}
+
+// Ready reports nil once the policy is loaded and the first NRI Synchronize has
+// been handled.
+func (m *Manager) Ready() error {
+	if !m.synced.Load() {
+		return errors.New("waiting for the runtime's first Synchronize")
+	}
+	return nil
+}
+
+// SetUpdateSink sets where updates the runtime did not ask for go (those of a
+// live reconfiguration): the NRI plugin's unsolicited update queue.
+func (m *Manager) SetUpdateSink(sink func([]*abi.ContainerUpdate)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.updateSink = sink
+}
+
+// Journal returns a copy of the journal's records, for inspection and tests.
+func (m *Manager) Journal() *abi.RestoreState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.journal.RestoreState()
+}
+
+// changed records a change of the journal: metrics, and a checkpoint soon.
+// Called with the lock held (or before Start).
+func (m *Manager) changed() {
+	c := m.journal.Counts()
+	m.metrics.Managed(c.Pods, c.Containers, c.Claims)
+	m.saver.kick()
+}

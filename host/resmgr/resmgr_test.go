@@ -1,0 +1,197 @@
+package resmgr_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/resmgr"
+	"github.com/nriwasm/nriwasm/host/state"
+	"github.com/nriwasm/nriwasm/sdk/go/conformance"
+)
+
+// testTopology has CPUs 0-7 on node 0 and 8-15 on node 1 (with memory), and
+// a memoryless node 2.
+func testTopology() *abi.Topology {
+	t := &abi.Topology{}
+	for id := range uint32(16) {
+		t.Cpus = append(t.Cpus, &abi.CPU{Id: id, NumaNode: id / 8})
+	}
+	t.NumaNodes = []*abi.NUMANode{{Id: 0, MemoryBytes: 1 << 30}, {Id: 1, MemoryBytes: 1 << 30}, {Id: 2}}
+	return t
+}
+
+func newManager(t *testing.T, f *fakePolicy, mutate func(*config.Config)) *resmgr.Manager {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Policy.Name = "conformance"
+	cfg.StateDir = t.TempDir()
+	if mutate != nil {
+		mutate(cfg)
+	}
+	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1", Load: f.load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop() })
+	return m
+}
+
+func container(id, cpus string) (*abi.PodSandbox, *abi.Container) {
+	return &abi.PodSandbox{Id: "pod", Name: "pod", Namespace: "ns"},
+		&abi.Container{Id: id, PodSandboxId: "pod", Name: id, Annotations: map[string]string{conformance.CPUSetAnnotation: cpus}}
+}
+
+// TestRetry: a call that fails in the runtime is retried once on an instance
+// rebuilt from the journal; a second failure is the call's failure.
+func TestRetry(t *testing.T) {
+	tests := []struct {
+		name     string
+		traps    int
+		wantCPUs string // "" for unpinned (fail-open)
+	}{
+		{"one trap: the retry succeeds", 1, "2-3"},
+		{"two traps: fail-open", 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(nil)
+			m := newManager(t, f, nil)
+			pod, first := container("first", "0-1")
+			if _, _, err := m.CreateContainer(context.Background(), pod, first); err != nil {
+				t.Fatal(err)
+			}
+			pod, c := container("c", "2-3")
+			f.traps[abi.Method_METHOD_CREATE_CONTAINER] = tt.traps
+			adj, _, err := m.CreateContainer(context.Background(), pod, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if adj.GetCpusetCpus() != tt.wantCPUs {
+				t.Fatalf("cpus %q, want %q", adj.GetCpusetCpus(), tt.wantCPUs)
+			}
+			last := f.inits[len(f.inits)-1]
+			if len(last.GetRestore().GetContainers()) == 0 || last.GetNodeName() != "node-1" || last.GetTopology() == nil {
+				t.Fatalf("the rebuilt instance was not restored from the journal: %v", last)
+			}
+		})
+	}
+}
+
+// TestValidation: answers out of bounds are refused whole.
+func TestValidation(t *testing.T) {
+	tests := []struct {
+		cpus    string
+		wantErr bool
+	}{
+		{"0-15", false},
+		{"16", true},    // not online
+		{"0-3,x", true}, // not a list
+	}
+	for _, tt := range tests {
+		t.Run(tt.cpus, func(t *testing.T) {
+			m := newManager(t, newFake(nil), func(c *config.Config) { c.NRI.OnPolicyFailure = config.FailClosed })
+			pod, c := container("c", tt.cpus)
+			_, _, err := m.CreateContainer(context.Background(), pod, c)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			_, journaled := state.FromRestoreState(m.Journal()).Container("c")
+			if journaled == tt.wantErr {
+				t.Fatalf("journaled = %v after err = %v", journaled, err)
+			}
+		})
+	}
+}
+
+// TestApplyConfig: a policy configuration is applied live; one the policy
+// rejects, or a change that needs a restart, leaves the running one.
+func TestApplyConfig(t *testing.T) {
+	f := newFake(nil)
+	m := newManager(t, f, nil)
+	running := m.Config()
+	with := func(mutate func(*config.Config)) *config.Config {
+		c := *running
+		mutate(&c)
+		return &c
+	}
+	tests := []struct {
+		name    string
+		cfg     *config.Config
+		loadErr error
+		wantErr bool
+		applied bool
+	}{
+		{"policy config", with(func(c *config.Config) { c.Policy.Data = []byte("dra") }), nil, false, true},
+		{"rejected by the policy", with(func(c *config.Config) { c.Policy.Data = []byte("reject") }), nil, true, false},
+		{"restart required", with(func(c *config.Config) { c.NRI.SocketPath = "/elsewhere"; c.Policy.Data = []byte("x") }), nil, true, false},
+		{"file does not load", nil, errors.New("config x: policy.name: required"), true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := m.Config()
+			err := m.ApplyConfig(context.Background(), tt.cfg, tt.loadErr)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if got := m.Config(); (got == tt.cfg) != tt.applied || (!tt.applied && got != before) {
+				t.Fatalf("running config changed = %v, want %v", got != before, tt.applied)
+			}
+			if tt.name == "restart required" {
+				var re *config.RestartError
+				if !errors.As(err, &re) {
+					t.Fatalf("err = %v, want a *config.RestartError", err)
+				}
+			}
+		})
+	}
+	// A rebuilt instance gets the applied configuration.
+	f.traps[abi.Method_METHOD_CREATE_CONTAINER] = 1
+	pod, c := container("c", "1")
+	if _, _, err := m.CreateContainer(context.Background(), pod, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(f.inits[len(f.inits)-1].GetConfig()); got != "dra" {
+		t.Fatalf("rebuilt instance configured with %q, want the applied \"dra\"", got)
+	}
+}
+
+// TestCheckpoint: Stop saves the journal; a new manager restores it and hands
+// it to the policy's Init.
+func TestCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	m := newManager(t, newFake(nil), func(c *config.Config) { c.StateDir = dir })
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pod, c := container("c", "4-5")
+	if _, err := m.RunPodSandbox(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.CreateContainer(context.Background(), pod, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(nil)
+	newManager(t, f, func(c *config.Config) { c.StateDir = dir })
+	rs := f.inits[0].GetRestore()
+	if len(rs.GetContainers()) != 1 || rs.GetContainers()[0].GetAssignment().GetCpusetCpus() != "4-5" || len(rs.GetPods()) != 1 {
+		t.Fatalf("restored %v", rs)
+	}
+}
+
+// TestShutdown: a component's failure shuts the manager down with its error.
+func TestShutdown(t *testing.T) {
+	m := newManager(t, newFake(nil), nil)
+	boom := errors.New("boom")
+	m.Go("failing", func(context.Context) error { return boom })
+	m.Go("waiting", func(ctx context.Context) error { <-ctx.Done(); return nil })
+	err := m.Run(context.Background())
+	if !errors.Is(err, boom) {
+		t.Fatalf("Run = %v, want the component's error", err)
+	}
+}

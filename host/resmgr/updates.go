@@ -1,0 +1,40 @@
+package resmgr
+
+import (
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// acceptUpdates checks an answer's updates (each must name a live container, or
+// pending, one the same answer creates) and, if all pass, applies them to the
+// journal. A refused answer is logged with its field and counted; nothing of
+// it is applied and nil is returned.
+func (m *Manager) acceptUpdates(method abi.Method, us []*abi.ContainerUpdate, pending string) ([]*abi.ContainerUpdate, bool) {
+	live := func(id string) bool {
+		if id != "" && id == pending {
+			return true
+		}
+		_, ok := m.journal.Container(id)
+		return ok
+	}
+	if err := m.limits.Updates("updates", us, live); err != nil {
+		m.refused(method, err)
+		return nil, false
+	}
+	for _, u := range us {
+		m.journal.ApplyUpdate(u)
+	}
+	if len(us) > 0 {
+		m.changed()
+	}
+	return us, true
+}
+
+// refused logs and counts an answer the shape checks refused.
+func (m *Manager) refused(method abi.Method, err error) {
+	field := ""
+	if isInvalid(err) {
+		field = asInvalid(err).Field
+	}
+	m.metrics.Refused(method.Short(), field)
+	m.log.Error(err, "policy answer refused: nothing of it applied", "method", method.Short(), "field", field)
+}

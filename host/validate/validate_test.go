@@ -1,0 +1,109 @@
+package validate_test
+
+import (
+	"errors"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/validate"
+)
+
+// node: CPUs 0-7, node 0 (CPUs 0-3) and node 1 (CPUs 4-7) with memory, node 2
+// without.
+func node() *abi.Topology {
+	t := &abi.Topology{}
+	for id := range uint32(8) {
+		t.Cpus = append(t.Cpus, &abi.CPU{Id: id, NumaNode: id / 4})
+	}
+	t.NumaNodes = []*abi.NUMANode{{Id: 0, MemoryBytes: 1 << 30}, {Id: 1, MemoryBytes: 1 << 30}, {Id: 2}}
+	return t
+}
+
+func TestAdjustment(t *testing.T) {
+	tests := []struct {
+		name      string
+		adj       *abi.ContainerAdjustment
+		opts      []validate.Option
+		wantField string // "" for valid
+	}{
+		{"nil", nil, nil, ""},
+		{"in bounds", &abi.ContainerAdjustment{CpusetCpus: "0-7", CpusetMems: "0-1", Env: []*abi.KeyValue{{Key: "A_B", Value: "="}}}, nil, ""},
+		{"cpu offline", &abi.ContainerAdjustment{CpusetCpus: "6-8"}, nil, "adjustment.cpuset_cpus"},
+		{"not a list", &abi.ContainerAdjustment{CpusetCpus: "0-"}, nil, "adjustment.cpuset_cpus"},
+		{"cpu not available", &abi.ContainerAdjustment{CpusetCpus: "0-3"}, []validate.Option{validate.WithAvailableCPUs([]uint32{2, 3, 1})}, "adjustment.cpuset_cpus"},
+		{"available cpus", &abi.ContainerAdjustment{CpusetCpus: "1-3"}, []validate.Option{validate.WithAvailableCPUs([]uint32{3, 2, 1, 9})}, ""},
+		{"memoryless node", &abi.ContainerAdjustment{CpusetMems: "2"}, nil, "adjustment.cpuset_mems"},
+		{"memory policy node", &abi.ContainerAdjustment{MemoryPolicy: &abi.MemoryPolicy{Nodes: "3"}}, nil, "adjustment.memory_policy.nodes"},
+		{"env with =", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: "OK"}, {Key: "A=B"}}}, nil, "adjustment.env[1].key"},
+		{"empty env name", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: ""}}}, nil, "adjustment.env[0].key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := validate.New(node(), tt.opts...).Adjustment(tt.adj)
+			checkField(t, err, tt.wantField)
+		})
+	}
+}
+
+func TestUpdates(t *testing.T) {
+	live := func(id string) bool { return id == "a" }
+	tests := []struct {
+		name      string
+		us        []*abi.ContainerUpdate
+		wantField string
+	}{
+		{"none", nil, ""},
+		{"valid", []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "1", CpusetMems: "1"}}, ""},
+		{"unknown container", []*abi.ContainerUpdate{{ContainerId: "a"}, {ContainerId: "b"}}, "updates[1].container_id"},
+		{"bad cpus", []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "9"}}, "updates[0].cpuset_cpus"},
+		{"bad mems", []*abi.ContainerUpdate{{ContainerId: "a", CpusetMems: "2"}}, "updates[0].cpuset_mems"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkField(t, validate.New(node()).Updates("updates", tt.us, live), tt.wantField)
+		})
+	}
+}
+
+// TestNodesWithoutMemoryInfo: a kernel without NUMA reports no memory; every
+// node is allowed then.
+func TestNodesWithoutMemoryInfo(t *testing.T) {
+	topo := &abi.Topology{Cpus: []*abi.CPU{{Id: 0}}, NumaNodes: []*abi.NUMANode{{Id: 0}}}
+	checkField(t, validate.New(topo).Mems("m", "0"), "")
+}
+
+func TestDRA(t *testing.T) {
+	claim := &abi.Claim{Results: []*abi.DeviceAllocation{{Request: "r", Pool: "p", Device: "d"}}}
+	tests := []struct {
+		name      string
+		err       error
+		wantField string
+	}{
+		{"devices ok", validate.Devices(&abi.DevicesResponse{Devices: []*abi.Device{{Name: "cpu-0"}}}), ""},
+		{"device name", validate.Devices(&abi.DevicesResponse{Devices: []*abi.Device{{Name: "CPU_0"}}}), "devices[0].name"},
+		{"duplicate", validate.Devices(&abi.DevicesResponse{Devices: []*abi.Device{{Name: "a"}, {Name: "a"}}}), "devices[1].name"},
+		{"prepared ok", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "r", Pool: "p", Device: "d"}}}, claim), ""},
+		{"prepared unknown", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "x", Pool: "p", Device: "d"}}}, claim), "devices[0]"},
+		{"prepared env", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "r", Pool: "p", Device: "d",
+			ContainerEdits: &abi.CDIContainerEdits{Env: []string{"NOVALUE"}}}}}, claim), "devices[0].container_edits.env[0]"},
+		{"status data", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "r", Pool: "p", Device: "d",
+			Status: &abi.DeviceStatus{Data: []byte("[1]")}}}}, claim), "devices[0].status.data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkField(t, tt.err, tt.wantField) })
+	}
+}
+
+func checkField(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("unexpected refusal: %v", err)
+		}
+		return
+	}
+	var ve *validate.Error
+	if !errors.As(err, &ve) || ve.Field != want {
+		t.Fatalf("err = %v, want a refusal of %s", err, want)
+	}
+}
