@@ -59,8 +59,6 @@ func (m *Manager) runSaver(ctx context.Context) {
 
 // save writes the journal if it changed since the last save. Under the lock it
 // only encodes the journal (into a reused buffer); the write happens outside.
-// host/state writes only a Journal, so the encoded bytes are decoded again
-// outside the lock for Checkpoint.Save: CPU spent off the request path.
 func (m *Manager) save() {
 	s := m.saver
 	s.mu.Lock()
@@ -78,11 +76,7 @@ func (m *Manager) save() {
 		return
 	}
 	s.buf = buf
-	j, err := state.Unmarshal(buf)
-	if err == nil {
-		err = s.ck.Save(j)
-	}
-	if err != nil {
+	if err := s.ck.SaveEncoded(buf); err != nil {
 		m.log.Error(err, "checkpoint not saved; will retry on the next change")
 		return
 	}

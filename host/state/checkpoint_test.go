@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -154,4 +156,27 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+func TestSaveEncodedWritesWhatSaveWrites(t *testing.T) {
+	j := New()
+	j.AddPod(&abi.PodSandbox{Id: "pod-1", Name: "web", Namespace: "default"})
+	viaSave, viaEncoded := NewCheckpoint(t.TempDir()), NewCheckpoint(t.TempDir())
+	if err := viaSave.Save(j); err != nil {
+		t.Fatal(err)
+	}
+	data, err := Marshal(nil, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := viaEncoded.SaveEncoded(data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := viaEncoded.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.RestoreState().EqualVT(j.RestoreState()) {
+		t.Fatalf("SaveEncoded then Load = %v, want %v", got.RestoreState(), j.RestoreState())
+	}
 }

@@ -16,6 +16,12 @@ func (c *Checkpoint) Save(j *Journal) error {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	c.buf = data
+	return c.SaveEncoded(data)
+}
+
+// SaveEncoded writes a journal Marshal already encoded, the same way as Save.
+// It lets a caller encode under its lock and write outside it.
+func (c *Checkpoint) SaveEncoded(data []byte) error {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
