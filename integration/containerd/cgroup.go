@@ -123,3 +123,19 @@ func cgroupPids(cgroup string) ([]int, error) {
 	}
 	return pids, nil
 }
+
+// Affinity returns where the container really runs: its cgroup's cpuset
+// (CPUSet) and its init process's Cpus_allowed_list.
+func (c *Containerd) Affinity(ctx context.Context, containerID string) (cpuset, allowed string, err error) {
+	if cpuset, err = c.CPUSet(ctx, containerID); err != nil {
+		return "", "", err
+	}
+	pid, err := c.PID(ctx, containerID)
+	if err != nil {
+		return "", "", err
+	}
+	if allowed, err = CpusAllowed(pid); err != nil {
+		return "", "", err
+	}
+	return cpuset, allowed, nil
+}

@@ -17,11 +17,39 @@ type PodOptions struct {
 	Name      string // default pod-<n>
 	Namespace string // default "default"
 	UID       string // default a random UUID
-	// CgroupParent defaults to <CgroupRoot>/kubepods/burstable/pod<UID>,
-	// kubelet's cgroupfs layout under the test's own cgroup.
+	// QOS picks the default CgroupParent; default Burstable.
+	QOS QOSClass
+	// CgroupParent defaults to kubelet's cgroupfs layout for QOS under the
+	// test's own cgroup: <CgroupRoot>/kubepods/pod<UID> (Guaranteed),
+	// …/kubepods/burstable/pod<UID>, …/kubepods/besteffort/pod<UID>. The
+	// agent derives a pod's QoS class from it, as from kubelet's.
 	CgroupParent string
 	Labels       map[string]string
 	Annotations  map[string]string
+}
+
+// QOSClass is a pod's Kubernetes QoS class, as kubelet encodes it in the
+// pod's cgroup parent.
+type QOSClass string
+
+// The QoS classes; the zero value means Burstable.
+const (
+	Guaranteed QOSClass = "Guaranteed"
+	Burstable  QOSClass = "Burstable"
+	BestEffort QOSClass = "BestEffort"
+)
+
+// cgroupParent returns kubelet's cgroupfs parent for a pod of class q.
+func (c *Containerd) cgroupParent(q QOSClass, uid string) (string, error) {
+	switch q {
+	case Guaranteed:
+		return c.CgroupRoot + "/kubepods/pod" + uid, nil
+	case Burstable, "":
+		return c.CgroupRoot + "/kubepods/burstable/pod" + uid, nil
+	case BestEffort:
+		return c.CgroupRoot + "/kubepods/besteffort/pod" + uid, nil
+	}
+	return "", fmt.Errorf("unknown QoS class %q", q)
 }
 
 // Pod is a running pod sandbox.
@@ -55,7 +83,10 @@ func (c *Containerd) RunPodSandbox(ctx context.Context, o PodOptions) (*Pod, err
 		o.UID = newUID()
 	}
 	if o.CgroupParent == "" {
-		o.CgroupParent = c.CgroupRoot + "/kubepods/burstable/pod" + o.UID
+		var err error
+		if o.CgroupParent, err = c.cgroupParent(o.QOS, o.UID); err != nil {
+			return nil, fmt.Errorf("CRI RunPodSandbox %s/%s: %w", o.Namespace, o.Name, err)
+		}
 	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: o.Name, Namespace: o.Namespace, Uid: o.UID},
