@@ -22,6 +22,9 @@ const (
 // form first, then the pod-scoped form, then the bare key. The pod's
 // annotations are searched before the container's own at each scope.
 func effectiveAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string, bool) {
+	if len(pod.GetAnnotations()) == 0 && len(c.GetAnnotations()) == 0 {
+		return "", false
+	}
 	for _, k := range []string{key + "/container." + c.GetName(), key + "/pod", key} {
 		if v, ok := pod.GetAnnotations()[k]; ok {
 			return v, true

@@ -32,6 +32,9 @@ type Config struct {
 	PinCPU bool
 	// PinMemory: answer cpuset_mems. Default true.
 	PinMemory bool
+	// DRA is dra.enabled (ours, not nri-plugins'): publish one DRA device
+	// per NUMA node and allocate CPU claims. Default false.
+	DRA bool
 }
 
 // DefaultConfig is the configuration an empty config means.
@@ -91,6 +94,8 @@ func ParseConfig(raw []byte) (Config, error) {
 			err = parseBool(v, f, &cfg.PinCPU)
 		case "pinMemory":
 			err = parseBool(v, f, &cfg.PinMemory)
+		case "dra":
+			err = parseDRA(v, f, &cfg.DRA)
 		default:
 			if slices.Contains(unsupported, name) {
 				return Config{}, configError(f, "nri-plugins' %s is not supported by this policy", name)
@@ -136,6 +141,22 @@ func parseResources(js []byte, field string, cpu *CPUAmount) error {
 			return configError(f, "memory reservations are not supported by this policy")
 		default:
 			return configError(f, "unknown field")
+		}
+	}
+	return nil
+}
+
+func parseDRA(js []byte, field string, enabled *bool) error {
+	fields, err := object(js, field)
+	if err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(fields) {
+		if name != "enabled" {
+			return configError(field+"."+name, "unknown field")
+		}
+		if err := parseBool(fields[name], field+"."+name, enabled); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -27,6 +27,7 @@ func TestParseConfig(t *testing.T) {
 				return c.ReservedCPU.Kind == topologyaware.AmountCPUSet && c.ReservedCPU.Set.String() == "0-1" &&
 					c.AvailableCPU.Kind == topologyaware.AmountExcludeCPUSet && c.AvailableCPU.String() == "exclude-cpuset:15" && !c.PreferIsolatedCPUs
 			}},
+		{"dra", "dra: {enabled: true}", func(c topologyaware.Config) bool { return c.DRA }},
 		{"quantities", "reservedResources: {cpu: 0.5}", func(c topologyaware.Config) bool { return c.ReservedCPU.Milli == 500 }},
 		{"milli", "reservedResources: {cpu: 1250m}", func(c topologyaware.Config) bool { return c.ReservedCPU.String() == "1250m" }},
 		{"namespaces", "reservedPoolNamespaces: [infra, 'team-*']", func(c topologyaware.Config) bool {
@@ -68,6 +69,9 @@ func TestBadConfig(t *testing.T) {
 		{"reserved isolated mix", "PMEM112CPUIsolated", "reservedResources:\n  cpu: cpuset:1-2\n", "config.reservedResources.cpu"},
 		{"bool", "Desktop1Socket", "pinCPU: \"maybe\"\n", "config.pinCPU"},
 		{"glob", "Desktop1Socket", "reservedPoolNamespaces: [ok, \"[bad\"]\n", "config.reservedPoolNamespaces[1]"},
+		{"dra field", "Desktop1Socket", "dra:\n  enable: true\n", "config.dra.enable"},
+		{"dra bool", "Desktop1Socket", "dra:\n  enabled: maybe\n", "config.dra.enabled"},
+		{"dra not an object", "Desktop1Socket", "dra: true\n", "config.dra"},
 		{"not an object", "Desktop1Socket", "- a\n- b\n", "config"},
 		{"not yaml", "Desktop1Socket", "a: [1\n", "config"},
 	}

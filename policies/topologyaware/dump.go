@@ -17,6 +17,14 @@ type (
 		ReservedUsed  int64           `json:"reservedGrantedMilli"`
 		Pools         []dumpPool      `json:"pools"`
 		Containers    []dumpContainer `json:"containers"`
+		Claims        []dumpClaim     `json:"claims,omitempty"`
+	}
+	dumpClaim struct {
+		UID     string   `json:"uid"`
+		Name    string   `json:"name,omitempty"`
+		CPUs    string   `json:"cpus"`
+		Devices []string `json:"devices"`
+		Foreign bool     `json:"foreign,omitempty"`
 	}
 	dumpPool struct {
 		ID        int         `json:"id"`
@@ -36,14 +44,15 @@ type (
 		Isolated  bool   `json:"isolated,omitempty"`
 	}
 	dumpContainer struct {
-		ID        string `json:"id"`
-		Name      string `json:"name,omitempty"`
-		Namespace string `json:"namespace,omitempty"`
-		Kind      string `json:"kind"`
-		Pool      string `json:"pool,omitempty"`
-		Milli     int64  `json:"sharedMilli,omitempty"`
-		CPUs      string `json:"cpus"`
-		Mems      string `json:"mems"`
+		ID        string   `json:"id"`
+		Name      string   `json:"name,omitempty"`
+		Namespace string   `json:"namespace,omitempty"`
+		Kind      string   `json:"kind"`
+		Pool      string   `json:"pool,omitempty"`
+		Milli     int64    `json:"sharedMilli,omitempty"`
+		CPUs      string   `json:"cpus"`
+		Mems      string   `json:"mems"`
+		Claims    []string `json:"claims,omitempty"`
 	}
 )
 
@@ -64,28 +73,38 @@ func (s *state) dump() dumpState {
 	}
 	for _, p := range s.pools {
 		dp := dumpPool{ID: p.id, Name: p.name, Level: levelNames[p.level], CPUs: p.cpus.String(), Mems: p.memsText,
-			Shared: p.sharedText, Granted: p.granted, Free: p.free()}
+			Shared: p.text(), Granted: p.granted, Free: p.free()}
 		if p.parent != nil {
 			dp.Parent = &p.parent.id
 		}
 		d.Pools = append(d.Pools, dp)
 	}
-	for _, c := range s.sorted {
+	for _, c := range s.containers() {
 		id := c.id
 		dc := dumpContainer{ID: id, Name: c.spec.GetName(), Namespace: namespaceOf(c.pod, c.spec), Kind: c.kind.String(),
-			CPUs: c.sent, Mems: c.mems}
-		if c.kind == kindShared || c.kind == kindReserved {
+			CPUs: c.sent, Mems: c.mems, Claims: c.claims}
+		if c.kind == kindShared || c.kind == kindReserved || c.kind == kindMixed {
 			dc.Milli = c.milli
 		}
 		if c.pool != nil && c.kind != kindPreserved && c.kind != kindFixed {
 			dc.Pool = c.pool.name
 		}
-		if c.kind == kindExclusive {
-			dc.CPUs = c.cpusText
+		if c.kind == kindExclusive || c.kind == kindMixed {
+			if c.kind == kindExclusive {
+				dc.CPUs = c.cpusText
+			}
 			dp := &d.Pools[c.pool.id]
 			dp.Exclusive = append(dp.Exclusive, dumpGrant{Container: id, CPUs: c.cpusText, Isolated: c.isolated})
 		}
 		d.Containers = append(d.Containers, dc)
+	}
+	for _, uid := range sortedKeys(s.claims) {
+		c := s.claims[uid]
+		dc := dumpClaim{UID: uid, Name: c.spec.GetNamespace() + "/" + c.spec.GetName(), CPUs: c.cpusText, Foreign: c.foreign}
+		for i, part := range c.parts {
+			dc.Devices = append(dc.Devices, c.spec.GetResults()[i].GetDevice()+":"+part.String())
+		}
+		d.Claims = append(d.Claims, dc)
 	}
 	return d
 }

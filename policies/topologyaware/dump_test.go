@@ -20,6 +20,12 @@ type dump struct {
 	Containers []struct {
 		ID, Kind, Pool, CPUs, Mems, Namespace string
 		SharedMilli                           int64
+		Claims                                []string
+	}
+	Claims []struct {
+		UID, CPUs string
+		Devices   []string
+		Foreign   bool
 	}
 }
 

@@ -39,7 +39,7 @@ func machineTopology(tb testing.TB, name string) *abi.Topology {
 	if t := topoCache[name]; t != nil {
 		return t
 	}
-	for _, m := range machines {
+	for _, m := range append(machines, bigMachines...) {
 		if m.name != name {
 			continue
 		}
@@ -69,6 +69,7 @@ type harness struct {
 	pods   map[string]*abi.PodSandbox
 	ctrs   map[string]*abi.Container // as created, with Assignment kept current
 	order  []string
+	claims []*abi.PreparedClaim // prepared, in order
 }
 
 func newHarness(tb testing.TB, machine, config string) *harness {
@@ -80,14 +81,22 @@ func newHarness(tb testing.TB, machine, config string) *harness {
 	return h
 }
 
+// opener starts a policy instance on a machine: natively (tryHarness) or
+// natively and in Wasm at once (the identity suite).
+type opener func(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error)
+
 func tryHarness(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error) {
 	r, err := native.New(topologyaware.New())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := &harness{tb: tb, client: abi.NewClient(r), topo: machineTopology(tb, machine), config: config,
+	return openOn(tb, r, machine, config, restore)
+}
+
+func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
+	h := &harness{tb: tb, client: abi.NewClient(t), topo: machineTopology(tb, machine), config: config,
 		pods: map[string]*abi.PodSandbox{}, ctrs: map[string]*abi.Container{}}
-	_, err = h.client.Init(context.Background(), &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: h.topo, Restore: restore})
+	_, err := h.client.Init(context.Background(), &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: h.topo, Restore: restore})
 	return h, err
 }
 
@@ -97,6 +106,8 @@ type spec struct {
 	qos         abi.QOSClass
 	milli       int64
 	annotations map[string]string
+	cdi         []string
+	env         []*abi.KeyValue
 }
 
 func guaranteed(id string, milli int64) spec {
@@ -124,7 +135,7 @@ func (s spec) with(k, v string) spec {
 func (s spec) request() *abi.CreateContainerRequest {
 	pod := &abi.PodSandbox{Id: "pod-" + s.id, Uid: "uid-" + s.id, Name: "pod-" + s.id, Namespace: s.ns, QosClass: s.qos, Annotations: s.annotations}
 	c := &abi.Container{Id: s.id, PodSandboxId: pod.Id, Name: "c", Namespace: s.ns, QosClass: s.qos,
-		State: abi.ContainerState_CONTAINER_STATE_CREATED, Resources: &abi.Resources{CpuRequestMilli: s.milli}}
+		State: abi.ContainerState_CONTAINER_STATE_CREATED, Resources: &abi.Resources{CpuRequestMilli: s.milli}, CdiDevices: s.cdi, Env: s.env}
 	return &abi.CreateContainerRequest{Pod: pod, Container: c}
 }
 
@@ -191,7 +202,7 @@ func (h *harness) apply(updates []*abi.ContainerUpdate) {
 // restoreState is what the host journal holds: pods and containers with
 // their current assignment.
 func (h *harness) restoreState() *abi.RestoreState {
-	rs := &abi.RestoreState{}
+	rs := &abi.RestoreState{Claims: h.claims}
 	for _, id := range h.order {
 		c := h.ctrs[id]
 		rs.Pods = append(rs.Pods, h.pods[c.PodSandboxId])

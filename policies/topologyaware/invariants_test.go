@@ -15,20 +15,28 @@ import (
 //   - the reserved CPUs go to reserved containers only, and those only to
 //     kube-system, reservedPoolNamespaces or prefer-reserved-cpus pods;
 //   - no cpuset reaches outside the available CPUs;
-//   - cpuset_mems is the chosen pool's memory nodes when pinMemory.
+//   - cpuset_mems is the chosen pool's memory nodes when pinMemory;
+//   - DRA claims' CPUs are disjoint from each other and from every
+//     exclusive, shared and reserved cpuset; a claim's containers have
+//     exactly its CPUs (checkClaims).
 func (h *harness) check(reservedNS ...string) {
 	h.tb.Helper()
 	d := h.dump()
 	avail, reserved := mustSet(h.tb, d.Available), mustSet(h.tb, d.Reserved)
 	pools := map[string]int{}
+	own := map[string]string{} // container → its exclusive CPUs (exclusive, mixed)
 	for i, p := range d.Pools {
 		pools[p.Name] = i
+		for _, g := range p.Exclusive {
+			own[g.Container] = g.CPUs
+		}
 	}
 	if len(d.Containers) != len(h.ctrs) {
 		h.tb.Errorf("policy knows %d containers, the runtime runs %d", len(d.Containers), len(h.ctrs))
 	}
 	var exclusive cpuset.Set
 	var shared []cpuset.Set
+	var claimed []claimCheck
 	pinMemory := !strings.Contains(h.config, "pinMemory: false")
 	for _, c := range d.Containers {
 		hc := h.ctrs[c.ID]
@@ -74,6 +82,23 @@ func (h *harness) check(reservedNS ...string) {
 			if !set.Equal(reserved) {
 				h.tb.Errorf("%s: reserved container has %s, want %s", c.ID, set, reserved)
 			}
+		case "mixed":
+			e := mustSet(h.tb, own[c.ID])
+			if e.Intersects(exclusive) {
+				h.tb.Errorf("%s: exclusive part %s overlaps other grants %s", c.ID, e, exclusive)
+			}
+			exclusive = exclusive.Union(e)
+			if want := hc.Resources.CpuRequestMilli / 1000; int64(e.Size()) != want || hc.Resources.CpuRequestMilli%1000 == 0 {
+				h.tb.Errorf("%s: mixed grant of %d exclusive CPUs for %dm", c.ID, e.Size(), hc.Resources.CpuRequestMilli)
+			}
+			if s := mustSet(h.tb, pool.Shared); !set.Equal(e.Union(s)) {
+				h.tb.Errorf("%s: mixed cpus %s, want %s and pool %s's shared %s", c.ID, set, e, pool.Name, s)
+			} else {
+				shared = append(shared, s)
+			}
+		case "claim":
+			claimed = append(claimed, claimCheck{c.ID, set, c.Claims})
+			continue
 		case "preserved":
 			if got != "" {
 				h.tb.Errorf("%s: cpu.preserve container was given %q", c.ID, got)
@@ -93,6 +118,43 @@ func (h *harness) check(reservedNS ...string) {
 		}
 		if s.IsEmpty() {
 			h.tb.Errorf("a shared container has no CPU")
+		}
+	}
+	h.checkClaims(d, append(shared, exclusive, reserved), claimed)
+}
+
+type claimCheck struct {
+	id     string
+	cpus   cpuset.Set
+	claims []string
+}
+
+func (h *harness) checkClaims(d dump, taken []cpuset.Set, holders []claimCheck) {
+	byUID := map[string]cpuset.Set{}
+	var all cpuset.Set
+	for _, c := range d.Claims {
+		set := mustSet(h.tb, c.CPUs)
+		byUID[c.UID] = set
+		if c.Foreign {
+			continue
+		}
+		if set.Intersects(all) {
+			h.tb.Errorf("claim %s: cpus %s overlap other claims' %s", c.UID, set, all)
+		}
+		all = all.Union(set)
+		for _, t := range taken {
+			if set.Intersects(t) {
+				h.tb.Errorf("claim %s: cpus %s overlap a container's exclusive, shared or reserved %s", c.UID, set, t)
+			}
+		}
+	}
+	for _, c := range holders {
+		var want cpuset.Set
+		for _, uid := range c.claims {
+			want = want.Union(byUID[uid])
+		}
+		if !c.cpus.Equal(want) || want.IsEmpty() {
+			h.tb.Errorf("%s: holds claims %v with cpus %s, has %s", c.id, c.claims, want, c.cpus)
 		}
 	}
 }

@@ -1,8 +1,6 @@
 package topologyaware
 
 import (
-	"slices"
-
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
@@ -18,13 +16,14 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := newState(cfg, ix)
+	st, err := newState(cfg, ix, r.GetDriverName())
 	if err != nil {
 		return nil, err
 	}
+	st.adoptClaims(r.GetRestore().GetClaims())
 	st.adoptAll(r.GetRestore().GetPods(), r.GetRestore().GetContainers())
 	p.ix, p.st = ix, st
-	return &abi.InitResponse{}, nil
+	return &abi.InitResponse{WantsDra: cfg.DRA}, nil
 }
 
 // CreateContainer implements policy.ContainerCreator.
@@ -76,7 +75,7 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 			fresh = append(fresh, c)
 		}
 	}
-	for _, c := range slices.Clone(p.st.sorted) {
+	for _, c := range p.st.containers() {
 		if !live[c.id] {
 			p.st.remove(c.id)
 		}

@@ -12,16 +12,21 @@ type freeCore struct {
 	pkg, die, node, core uint32
 	threads              int
 	free                 []uint32
+	count                int // how many of its threads are candidates
 }
 
 func (c *freeCore) whole() bool { return len(c.free) == c.threads }
 
 // budget limits which CPUs a pick may take: taking a CPU removes 1000m from
-// the shared capacity of every pool on its chain, and no pool may drop below
-// what its shared containers were granted. A nil budget allows everything.
+// the shared capacity of every pool on its chain below top (its leaf pool and
+// that pool's ancestors, up to the root when top is nil), and no pool may drop
+// below what its shared containers were granted. A nil budget allows
+// everything.
 type budget struct {
-	chain func(cpu uint32) []int // the limited pools that hold cpu
-	slack map[int]int64          // pool id → shared capacity to spare, milli-CPU
+	leaf  []*pool // CPU id → its leaf pool
+	top   *pool
+	slack []int64 // pool id → shared capacity to spare, milli-CPU
+	need  []int64 // pool id → what the CPUs being taken need; zero between calls
 }
 
 // take commits cpus to the pick if every pool they drain can spare them.
@@ -29,21 +34,27 @@ func (b *budget) take(cpus []uint32) bool {
 	if b == nil {
 		return true
 	}
-	need := map[int]int64{}
+	chain := func(cpu uint32, f func(q *pool)) {
+		for q := b.leaf[cpu]; q != nil && q != b.top; q = q.parent {
+			f(q)
+		}
+	}
+	ok := true
 	for _, cpu := range cpus {
-		for _, id := range b.chain(cpu) {
-			need[id] += 1000
-		}
+		chain(cpu, func(q *pool) {
+			b.need[q.id] += 1000
+			ok = ok && b.slack[q.id] >= b.need[q.id]
+		})
 	}
-	for id, n := range need {
-		if b.slack[id] < n {
-			return false
-		}
+	for _, cpu := range cpus {
+		chain(cpu, func(q *pool) {
+			if ok && b.need[q.id] > 0 {
+				b.slack[q.id] -= b.need[q.id]
+			}
+			b.need[q.id] = 0
+		})
 	}
-	for id, n := range need {
-		b.slack[id] -= n
-	}
-	return true
+	return ok
 }
 
 // pick chooses n CPUs of cands, packed by topology: whole cores first, in
@@ -70,22 +81,30 @@ func (ix *topoIndex) pick(cands cpuset.Set, n int, b *budget) (cpuset.Set, bool)
 			used[i] = true
 		}
 	}
-	var rest []*freeCore
-	for i, c := range cores {
-		if !used[i] {
-			rest = append(rest, c)
-		}
+	if len(picked) == n {
+		return cpuset.New(picked...), true
 	}
-	slices.SortStableFunc(rest, func(x, y *freeCore) int {
-		return cmp.Or(cmp.Compare(boolInt(x.whole()), boolInt(y.whole())), cmp.Compare(len(x.free), len(y.free)))
-	})
-	for _, c := range rest {
-		for _, cpu := range c.free {
-			if len(picked) == n {
-				return cpuset.New(picked...), true
-			}
-			if b.take([]uint32{cpu}) {
-				picked = append(picked, cpu)
+	// The rest in the order of a stable sort by (whole, free threads), as
+	// passes over the cores: a sort's comparisons cost more, in Wasm, than
+	// the few passes a core's thread count allows.
+	most := 0
+	for _, c := range cores {
+		most = max(most, len(c.free))
+	}
+	for _, whole := range []bool{false, true} {
+		for size := 1; size <= most; size++ {
+			for i, c := range cores {
+				if used[i] || c.whole() != whole || len(c.free) != size {
+					continue
+				}
+				for _, cpu := range c.free {
+					if len(picked) == n {
+						return cpuset.New(picked...), true
+					}
+					if b.take([]uint32{cpu}) {
+						picked = append(picked, cpu)
+					}
+				}
 			}
 		}
 	}
@@ -94,27 +113,55 @@ func (ix *topoIndex) pick(cands cpuset.Set, n int, b *budget) (cpuset.Set, bool)
 
 // freeCores groups cands by core, in socket, die, node and core order.
 func (ix *topoIndex) freeCores(cands cpuset.Set) []*freeCore {
-	byCore := map[uint32]*freeCore{}
-	var cores []*freeCore
-	for _, id := range cands.Sorted() {
-		info := ix.cpus[id]
-		c := byCore[info.core]
-		if c == nil {
-			c = &freeCore{pkg: info.pkg, die: info.die, node: info.node, core: info.core, threads: info.threads}
-			byCore[info.core] = c
-			cores = append(cores, c)
+	if ix.coreSlot == nil {
+		ix.coreSlot = make([]int32, len(ix.cpus))
+		for i := range ix.coreSlot {
+			ix.coreSlot[i] = -1
 		}
+	}
+	ids := cands.Sorted()
+	var cores []freeCore
+	for _, id := range ids {
+		info := ix.cpus[id]
+		if ix.coreSlot[info.core] < 0 {
+			ix.coreSlot[info.core] = int32(len(cores))
+			cores = append(cores, freeCore{pkg: info.pkg, die: info.die, node: info.node, core: info.core, threads: info.threads})
+		}
+		cores[ix.coreSlot[info.core]].count++
+	}
+	// One backing array for every core's free CPUs, in id order.
+	backing, off := make([]uint32, len(ids)), 0
+	for i := range cores {
+		cores[i].free, off = backing[off:off:off+cores[i].count], off+cores[i].count
+	}
+	for _, id := range ids {
+		c := &cores[ix.coreSlot[ix.cpus[id].core]]
 		c.free = append(c.free, id)
 	}
-	slices.SortFunc(cores, func(x, y *freeCore) int {
-		return cmp.Or(cmp.Compare(x.pkg, y.pkg), cmp.Compare(x.die, y.die), cmp.Compare(x.node, y.node), cmp.Compare(x.core, y.core))
-	})
-	return cores
+	out := make([]*freeCore, len(cores))
+	inOrder := true
+	for i := range cores {
+		out[i] = &cores[i]
+		ix.coreSlot[cores[i].core] = -1
+		inOrder = inOrder && (i == 0 || coreLess(out[i-1], out[i]))
+	}
+	if !inOrder { // CPU ids rarely number cores out of topology order
+		slices.SortFunc(out, func(x, y *freeCore) int {
+			return cmp.Or(cmp.Compare(x.pkg, y.pkg), cmp.Compare(x.die, y.die), cmp.Compare(x.node, y.node), cmp.Compare(x.core, y.core))
+		})
+	}
+	return out
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+func coreLess(x, y *freeCore) bool {
+	if x.pkg != y.pkg {
+		return x.pkg < y.pkg
 	}
-	return 0
+	if x.die != y.die {
+		return x.die < y.die
+	}
+	if x.node != y.node {
+		return x.node < y.node
+	}
+	return x.core < y.core
 }

@@ -1,8 +1,6 @@
 package topologyaware
 
 import (
-	"cmp"
-	"slices"
 	"strings"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
@@ -22,6 +20,15 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string) (*container, error) {
 	req := s.cfg.classify(pod, spec)
 	c := &container{id: strings.Clone(spec.GetId()), pod: pod, spec: spec, kind: req.kind, milli: req.milli, pinCPU: s.cfg.PinCPU}
+	claims, err := s.claimsOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(claims) > 0 {
+		s.holdClaims(c, claims, req.pinMems)
+		s.add(c)
+		return c, nil
+	}
 	switch req.kind {
 	case kindPreserved:
 		c.pinCPU, c.pool = false, s.pools[0]
@@ -42,12 +49,16 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
 				"%dm of shared CPU does not fit: at most %dm is free in any pool", req.milli, s.maxFree())
 		}
-	case kindExclusive:
+	case kindExclusive, kindMixed:
 		var cpus cpuset.Set
+		extra := int64(0)
+		if req.kind == kindMixed {
+			extra = req.milli
+		}
 		fits := func(iso bool) func(p *pool) bool {
 			return func(p *pool) bool {
 				var ok bool
-				cpus, c.isolated, ok = s.pickExclusive(p, req.cores, iso)
+				cpus, c.isolated, ok = s.pickExclusive(p, req.cores, iso, extra)
 				return ok
 			}
 		}
@@ -59,7 +70,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		}
 		if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
-				"%d exclusive CPUs do not fit: at most %dm of shared CPU is free in any pool", req.cores, s.maxFree())
+				"%d exclusive CPUs (and %dm shared) do not fit: at most %dm of shared CPU is free in any pool", req.cores, extra, s.maxFree())
 		}
 		c.cpus, c.cpusText = cpus, cpus.String()
 	}
@@ -74,14 +85,26 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 // the deepest, then the one with the most free shared capacity, then the
 // lowest id. fits is tried in that order, so the last call is the chosen pool.
 func (s *state) choose(fits func(*pool) bool) *pool {
-	order := slices.Clone(s.pools)
+	order := make([]*pool, 0, len(s.pools))
 	free := make([]int64, len(s.pools))
-	for _, p := range s.pools {
-		free[p.id] = p.free()
+	before := func(a, b *pool) bool { // a is tried before b
+		if a.depth != b.depth {
+			return a.depth > b.depth
+		}
+		if free[a.id] != free[b.id] {
+			return free[a.id] > free[b.id]
+		}
+		return a.id < b.id
 	}
-	slices.SortFunc(order, func(a, b *pool) int {
-		return cmp.Or(cmp.Compare(b.depth, a.depth), cmp.Compare(free[b.id], free[a.id]), cmp.Compare(a.id, b.id))
-	})
+	for _, p := range s.pools { // insertion: a few dozen pools
+		free[p.id] = p.free()
+		i := len(order)
+		order = append(order, p)
+		for ; i > 0 && before(p, order[i-1]); i-- {
+			order[i] = order[i-1]
+		}
+		order[i] = p
+	}
 	for _, p := range order {
 		if fits(p) {
 			return p
@@ -92,29 +115,28 @@ func (s *state) choose(fits func(*pool) bool) *pool {
 
 // pickExclusive picks n exclusive CPUs in p: from its free isolated CPUs when
 // iso, else sliced off its shared CPUs without leaving any pool with less
-// shared capacity than its containers were granted.
-func (s *state) pickExclusive(p *pool, n int, iso bool) (cpuset.Set, bool, bool) {
+// shared capacity than its containers were granted, and extra milli-CPU of
+// shared capacity to spare in p (a mixed grant's fraction).
+func (s *state) pickExclusive(p *pool, n int, iso bool, extra int64) (cpuset.Set, bool, bool) {
 	if iso {
 		set, ok := s.ix.pick(p.isolated.Difference(s.exclusive), n, nil)
 		return set, true, ok
 	}
-	if p.free() < 1000*int64(n) {
+	if p.free() < 1000*int64(n)+extra {
 		return cpuset.Set{}, false, false
 	}
-	b := &budget{slack: map[int]int64{}, chain: func(cpu uint32) []int {
-		var ids []int
-		for q := s.leaf[cpu]; q != nil && q != p; q = q.parent {
-			ids = append(ids, q.id)
-		}
-		return ids
-	}}
-	for _, q := range s.pools {
-		if q != p && p.contains(q) {
-			b.slack[q.id] = q.slack()
-		}
-	}
-	set, ok := s.ix.pick(p.shared, n, b)
+	set, ok := s.ix.pick(p.sharedSet(), n, s.budgetBelow(p))
 	return set, false, ok
+}
+
+// budgetBelow limits a pick to what the pools strictly below top can spare
+// (every pool when top is nil): p.free() covers top and its ancestors.
+func (s *state) budgetBelow(top *pool) *budget {
+	b := &budget{leaf: s.leaf, top: top, slack: make([]int64, len(s.pools)), need: make([]int64, len(s.pools))}
+	for _, q := range s.pools {
+		b.slack[q.id] = q.slack()
+	}
+	return b
 }
 
 // named is the pool called name, nil when there is none.

@@ -38,13 +38,22 @@ type pool struct {
 	isolated cpuset.Set // cpus ∩ isolated: for exclusive grants only
 
 	// allocation state
-	shared     cpuset.Set // sharable − every exclusive grant
-	sharedText string
-	granted    int64 // shared milli-CPU of the containers in its subtree
+	// shared is sharable − every exclusive grant, recomputed from *excl by
+	// sharedSet when setStale; nShared is its size, always current.
+	shared     cpuset.Set
+	nShared    int
+	setStale   bool
+	excl       *cpuset.Set
+	sharedText string // shared in list form, when not stale
+	stale      bool
+	granted    int64        // shared milli-CPU of the containers in its subtree
+	members    []*container // the containers whose cpuset follows shared, by id
+	changed    bool         // queued in state.changed
+	seen       int          // the state.epoch of the last refresh that visited it
 }
 
 // slack is the pool's spare shared capacity in milli-CPU.
-func (p *pool) slack() int64 { return 1000*int64(p.shared.Size()) - p.granted }
+func (p *pool) slack() int64 { return 1000*int64(p.nShared) - p.granted }
 
 // free is what a new shared container in p may use: the least slack of p and
 // its ancestors, whose shared CPUs p's containers also consume.
@@ -54,16 +63,6 @@ func (p *pool) free() int64 {
 		f = min(f, a.slack())
 	}
 	return f
-}
-
-// contains tells whether q is p or below it.
-func (p *pool) contains(q *pool) bool {
-	for ; q != nil; q = q.parent {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // buildPools builds the tree over the available CPUs: root, sockets, dies,
@@ -85,7 +84,7 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 		p.memsText = p.mems.String()
 		p.isolated = p.cpus.Intersection(r.isolated)
 		p.sharable = p.cpus.Difference(r.reserved).Difference(r.isolated)
-		p.shared, p.sharedText = p.sharable, p.sharable.String()
+		p.shared, p.nShared, p.stale = p.sharable, p.sharable.Size(), true
 		for lv := p.level + 1; lv <= levelNode; lv++ {
 			keys, groups := ix.groupBy(cpus, lv)
 			if len(groups) < 2 {

@@ -15,14 +15,18 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 	if err != nil {
 		return nil, err
 	}
-	st, err := newState(cfg, p.ix)
+	old := p.st
+	olds := old.containers()
+	st, err := newState(cfg, p.ix, old.driver)
 	if err != nil {
 		return nil, err
 	}
-	old := p.st
-	for _, o := range old.sorted {
+	if err := st.carryClaims(old); err != nil {
+		return nil, err
+	}
+	for _, o := range olds {
 		id := o.id
-		if o.kind != kindExclusive {
+		if o.kind != kindExclusive && o.kind != kindMixed {
 			continue
 		}
 		if out := o.cpus.Difference(st.res.available); !out.IsEmpty() {
@@ -33,11 +37,14 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		}
 		c := *o
 		c.pool, c.pinCPU = st.poolHolding(o.cpus, o.mems), cfg.PinCPU
+		if q := st.named(o.pool.name); o.kind == kindMixed && q != nil && o.cpus.IsSubsetOf(q.cpus) {
+			c.pool = q // its shared part stays in the pool of that name
+		}
 		st.add(&c)
 	}
-	for _, o := range old.sorted {
+	for _, o := range olds {
 		id := o.id
-		if o.kind == kindExclusive {
+		if o.kind == kindExclusive || o.kind == kindMixed {
 			continue
 		}
 		c, err := st.placeNear(o.pod, o.spec, o.pool.name)
@@ -49,8 +56,8 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		}
 	}
 	var updates []*abi.ContainerUpdate
-	st.dirty = false
-	for _, c := range st.sorted {
+	st.clearChanged()
+	for _, c := range st.containers() {
 		o := old.ctrs[c.id]
 		c.sent = st.cpusOf(c) // a later grant may have shrunk its pool since add
 		u := &abi.ContainerUpdate{ContainerId: c.id}
@@ -65,5 +72,5 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		}
 	}
 	p.st = st
-	return &abi.ReconfigureResponse{Updates: updates}, nil
+	return &abi.ReconfigureResponse{WantsDra: cfg.DRA, Updates: updates}, nil
 }

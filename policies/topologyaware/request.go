@@ -21,9 +21,15 @@ const (
 	// kindFixed: adopted with CPUs this policy would not have given (restored
 	// from another configuration); they are left alone and not accounted.
 	kindFixed
+	// kindClaim: pinned to the CPUs of the DRA claims it holds; they are
+	// accounted for by the claims.
+	kindClaim
+	// kindMixed: whole CPUs of its own plus the shared CPUs of its pool, for
+	// the fraction (a Guaranteed 1500m: 1 exclusive CPU and 500m shared).
+	kindMixed
 )
 
-var kindNames = [...]string{"shared", "exclusive", "reserved", "preserved", "fixed"}
+var kindNames = [...]string{"shared", "exclusive", "reserved", "preserved", "fixed", "claim", "mixed"}
 
 func (k cpuKind) String() string { return kindNames[k] }
 
@@ -31,8 +37,8 @@ func (k cpuKind) String() string { return kindNames[k] }
 // configuration and annotations have been weighed.
 type request struct {
 	kind    cpuKind
-	milli   int64 // the shared capacity it takes (shared, reserved): ≥ 1
-	cores   int   // exclusive CPUs
+	milli   int64 // the shared capacity it takes (shared, reserved: ≥ 1; mixed: the fraction)
+	cores   int   // exclusive CPUs (exclusive, mixed)
 	isolate bool  // exclusive CPUs from the isolated ones, if enough are free
 	pinMems bool  // answer cpuset_mems
 }
@@ -44,12 +50,14 @@ const kubeSystem = "kube-system"
 //   - cpu.preserve → untouched;
 //   - prefer-reserved-cpus, or kube-system / reservedPoolNamespaces unless
 //     annotated otherwise → the reserved CPUs;
-//   - BestEffort, Burstable, Guaranteed below 1 CPU or with a fraction →
-//     shared;
+//   - BestEffort, Burstable, Guaranteed below 1 CPU → shared;
 //   - Guaranteed with whole CPUs → exclusive, unless prefer-shared-cpus
 //     (annotation, else preferSharedCPUs). Isolated CPUs are preferred for
 //     a single CPU when preferIsolatedCPUs (or the annotation) says so, and
-//     for more CPUs only when annotated.
+//     for more CPUs only when annotated;
+//   - Guaranteed above 1 CPU with a fraction → mixed: the whole CPUs
+//     exclusive, the fraction shared (never isolated), unless
+//     prefer-shared-cpus.
 func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 	milli := max(c.GetResources().GetCpuRequestMilli(), 0)
 	r := request{kind: kindShared, milli: max(milli, 1), pinMems: cfg.PinMemory && !preserveAnnotation(pod, c, keyPreserveMemory)}
@@ -62,7 +70,7 @@ func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 		r.kind = kindReserved
 		return r
 	}
-	if qosOf(pod, c) != abi.QOSClass_QOS_CLASS_GUARANTEED || milli < 1000 || milli%1000 != 0 {
+	if qosOf(pod, c) != abi.QOSClass_QOS_CLASS_GUARANTEED || milli < 1000 {
 		return r
 	}
 	shared, sharedSet := boolAnnotation(pod, c, keyPreferSharedCPUs)
@@ -70,6 +78,10 @@ func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 		shared = cfg.PreferSharedCPUs
 	}
 	if shared {
+		return r
+	}
+	if milli%1000 != 0 {
+		r.kind, r.cores, r.milli = kindMixed, int(milli/1000), milli%1000
 		return r
 	}
 	isolate, isolateSet := boolAnnotation(pod, c, keyPreferIsolatedCPUs)

@@ -17,21 +17,29 @@ func hasAssignment(c *abi.Container) bool {
 }
 
 // adoptAll takes running containers back with exactly the CPUs and memory
-// nodes they were given, so nothing moves: exclusive grants first (they
-// shape the shared CPUs), then containers whose CPUs are the reserved CPUs
-// or a pool's shared CPUs. Anything else is kept as it is, unaccounted
+// nodes they were given, so nothing moves: claim holders and exclusive
+// grants first, then mixed ones (these shape the shared CPUs), then
+// containers whose CPUs are the reserved CPUs or a pool's shared CPUs. Anything else is kept as it is, unaccounted
 // ("fixed"). Containers already known are skipped.
 func (s *state) adoptAll(pods []*abi.PodSandbox, list []*abi.Container) {
 	byPod := podsByID(pods)
-	var rest []*abi.Container
+	var rest, mixed []*abi.Container
 	for _, spec := range sortByID(list) {
 		if s.ctrs[spec.GetId()] != nil || spec.GetId() == "" {
 			continue
 		}
 		pod := byPod[spec.GetPodSandboxId()]
+		if claims, err := s.claimsOf(spec); err == nil && len(claims) > 0 {
+			s.adoptHolder(pod, spec, claims)
+			continue
+		}
 		req := s.cfg.classify(pod, spec)
 		a := spec.GetAssignment()
 		cpus, err := cpuset.Parse(a.GetCpusetCpus())
+		if err == nil && req.kind == kindMixed {
+			mixed = append(mixed, spec)
+			continue
+		}
 		if err != nil || req.kind != kindExclusive || cpus.Size() != req.cores ||
 			!cpus.IsSubsetOf(s.res.available) || cpus.Intersects(s.res.reserved) || cpus.Intersects(s.exclusive) {
 			rest = append(rest, spec)
@@ -42,6 +50,7 @@ func (s *state) adoptAll(pods []*abi.PodSandbox, list []*abi.Container) {
 		c.pool = s.poolHolding(cpus, a.GetCpusetMems())
 		s.add(c)
 	}
+	rest = s.adoptMixed(byPod, mixed, rest)
 	for _, spec := range rest {
 		if s.ctrs[spec.GetId()] != nil {
 			continue // listed twice
@@ -121,7 +130,7 @@ func (s *state) poolHolding(cpus cpuset.Set, mems string) *pool {
 func (s *state) sharedPoolWith(cpus cpuset.Set, mems string) *pool {
 	var best *pool
 	for _, p := range s.byDepth() {
-		if p.shared.Equal(cpus) {
+		if p.sharedSet().Equal(cpus) {
 			if p.memsText == mems {
 				return p
 			}

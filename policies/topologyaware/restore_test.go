@@ -7,6 +7,15 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
+func mustOpen(t testing.TB, open opener, machine, config string) *harness {
+	t.Helper()
+	h, err := open(t, machine, config, nil)
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	return h
+}
+
 // adoptView makes h2's runtime view a copy of h1's, as after a host restart.
 func adoptView(h1, h2 *harness) {
 	for id, p := range h1.pods {
@@ -16,6 +25,7 @@ func adoptView(h1, h2 *harness) {
 		h2.ctrs[id] = c.CloneVT()
 	}
 	h2.order = append(h2.order, h1.order...)
+	h2.claims = append(h2.claims, h1.claims...)
 }
 
 // TestRestore: a new instance Init'ed with the journal of a running one
@@ -25,30 +35,33 @@ func adoptView(h1, h2 *harness) {
 func TestRestore(t *testing.T) {
 	for _, m := range machines {
 		for _, config := range []string{"", "reservedPoolNamespaces: [monitoring]\nreservedResources:\n  cpu: cpuset:4-5\n"} {
-			t.Run(m.name+"/"+config, func(t *testing.T) {
-				h1 := newHarness(t, m.name, config)
-				mixed(t, h1)
-				h1.create(guaranteed("g-after", 2000))
-				h1.create(burstable("bu-after", 700))
-
-				h2, err := tryHarness(t, m.name, config, h1.restoreState())
-				if err != nil {
-					t.Fatalf("Init with restore: %v", err)
-				}
-				adoptView(h1, h2)
-				if d1, d2 := h1.dumpRaw(), h2.dumpRaw(); string(d1) != string(d2) {
-					t.Fatalf("restored state differs:\n%s\n---\n%s", d1, d2)
-				}
-				h2.check("monitoring")
-				for _, s := range []spec{guaranteed("next-1", 1000), guaranteed("next-2", 2000), bestEffort("next-be")} {
-					r1, r2 := h1.create(s), h2.create(s)
-					if !r1.EqualVT(r2) {
-						t.Errorf("%s: restored instance answered %v, the original %v", s.id, r2, r1)
-					}
-					h2.check("monitoring")
-				}
-			})
+			t.Run(m.name+"/"+config, func(t *testing.T) { restoreScenario(t, tryHarness, m.name, config) })
 		}
+	}
+}
+
+// restoreScenario restarts an instance that ran the mixed scenario.
+func restoreScenario(t *testing.T, open opener, machine, config string) {
+	h1 := mustOpen(t, open, machine, config)
+	mixed(t, h1)
+	h1.create(guaranteed("g-after", 2000))
+	h1.create(burstable("bu-after", 700))
+
+	h2, err := open(t, machine, config, h1.restoreState())
+	if err != nil {
+		t.Fatalf("Init with restore: %v", err)
+	}
+	adoptView(h1, h2)
+	if d1, d2 := h1.dumpRaw(), h2.dumpRaw(); string(d1) != string(d2) {
+		t.Fatalf("restored state differs:\n%s\n---\n%s", d1, d2)
+	}
+	h2.check("monitoring")
+	for _, s := range []spec{guaranteed("next-1", 1000), guaranteed("next-2", 2000), bestEffort("next-be")} {
+		r1, r2 := h1.create(s), h2.create(s)
+		if !r1.EqualVT(r2) {
+			t.Errorf("%s: restored instance answered %v, the original %v", s.id, r2, r1)
+		}
+		h2.check("monitoring")
 	}
 }
 

@@ -19,10 +19,11 @@ type container struct {
 	milli    int64      // shared capacity it takes (shared, reserved)
 	cpus     cpuset.Set // its own CPUs (exclusive, fixed)
 	cpusText string
-	isolated bool   // exclusive CPUs that are kernel-isolated
-	pinCPU   bool   // the policy answers its cpuset_cpus
-	mems     string // the cpuset_mems it was given
-	sent     string // the cpuset_cpus it was last given ("" when none)
+	isolated bool     // exclusive CPUs that are kernel-isolated
+	claims   []string // the DRA claims it holds (claim)
+	pinCPU   bool     // the policy answers its cpuset_cpus
+	mems     string   // the cpuset_mems it was given
+	sent     string   // the cpuset_cpus it was last given ("" when none)
 }
 
 // state is the pool tree and every grant: the policy's whole mind.
@@ -31,26 +32,37 @@ type state struct {
 	ix    *topoIndex
 	res   resources
 	pools []*pool
-	leaf  map[uint32]*pool // CPU → the deepest pool holding it
+	leaf  []*pool // CPU id → the deepest pool holding it
 
 	reservedPool    *pool // the deepest pool holding all reserved CPUs
 	reservedText    string
 	reservedGranted int64
 
-	exclusive cpuset.Set // the union of all exclusive grants
+	exclusive cpuset.Set // the union of all exclusive grants: containers' and claims'
 	ctrs      map[string]*container
-	sorted    []*container // ctrs by id
-	// dirty: some pool's shared CPUs changed since updates last looked.
-	dirty bool
+	// changed: the pools whose shared CPUs changed since updates last looked.
+	changed []*pool
+	moved   []*container // scratch for updates
+	epoch   int          // marks the pools one refresh visited
+
+	driver       string // the DRA driver name, the vendor of claims' CDI devices
+	devices      []*nodeDevice
+	deviceByName map[string]*nodeDevice
+	claims       map[string]*claim
 }
 
-func newState(cfg Config, ix *topoIndex) (*state, error) {
+func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
 	res, err := resolve(cfg, ix)
 	if err != nil {
 		return nil, err
 	}
-	s := &state{cfg: cfg, ix: ix, res: res, pools: buildPools(ix, res), leaf: map[uint32]*pool{}, ctrs: map[string]*container{}}
+	if driver == "" {
+		driver = defaultDriver
+	}
+	s := &state{cfg: cfg, ix: ix, res: res, pools: buildPools(ix, res), leaf: make([]*pool, len(ix.cpus)), ctrs: map[string]*container{},
+		driver: driver, claims: map[string]*claim{}}
 	for _, p := range s.pools {
+		p.excl = &s.exclusive
 		for _, id := range p.cpus.Sorted() {
 			s.leaf[id] = p // pre-order: deeper pools come later and win
 		}
@@ -59,6 +71,7 @@ func newState(cfg Config, ix *topoIndex) (*state, error) {
 		}
 	}
 	s.reservedText = res.reserved.String()
+	s.buildDevices()
 	return s, nil
 }
 
@@ -72,16 +85,34 @@ func (s *state) add(c *container) {
 	case kindReserved:
 		s.reservedGranted += c.milli
 	case kindExclusive:
-		s.exclusive = s.exclusive.Union(c.cpus)
-		s.refreshShared()
+		s.take(c.cpus)
+	case kindMixed:
+		for p := c.pool; p != nil; p = p.parent {
+			p.granted += c.milli
+		}
+		s.take(c.cpus)
 	}
 	if c.pinCPU {
 		c.sent = s.cpusOf(c)
 	}
-	s.ctrs[c.id] = c
-	if i, found := slices.BinarySearchFunc(s.sorted, c.id, byID); !found {
-		s.sorted = slices.Insert(s.sorted, i, c)
+	if c.followsPool() {
+		i, _ := slices.BinarySearchFunc(c.pool.members, c.id, byID)
+		c.pool.members = slices.Insert(c.pool.members, i, c)
 	}
+	s.ctrs[c.id] = c
+}
+
+func byID(c *container, id string) int { return strings.Compare(c.id, id) }
+
+// containers lists the live containers by id. Only the calls that look at
+// all of them use it; a decision never does.
+func (s *state) containers() []*container {
+	list := make([]*container, 0, len(s.ctrs))
+	for _, c := range s.ctrs {
+		list = append(list, c)
+	}
+	slices.SortFunc(list, func(a, b *container) int { return strings.Compare(a.id, b.id) })
+	return list
 }
 
 // remove forgets container id and frees what it held; unknown ids are no-ops.
@@ -91,8 +122,10 @@ func (s *state) remove(id string) {
 		return
 	}
 	delete(s.ctrs, id)
-	if i, found := slices.BinarySearchFunc(s.sorted, id, byID); found {
-		s.sorted = slices.Delete(s.sorted, i, i+1)
+	if c.followsPool() {
+		if i, found := slices.BinarySearchFunc(c.pool.members, c.id, byID); found {
+			c.pool.members = slices.Delete(c.pool.members, i, i+1)
+		}
 	}
 	switch c.kind {
 	case kindShared:
@@ -102,60 +135,14 @@ func (s *state) remove(id string) {
 	case kindReserved:
 		s.reservedGranted -= c.milli
 	case kindExclusive:
-		s.exclusive = s.exclusive.Difference(c.cpus)
-		s.refreshShared()
-	}
-}
-
-// refreshShared recomputes every pool's shared CPUs from the exclusive grants.
-func (s *state) refreshShared() {
-	for _, p := range s.pools {
-		if shared := p.sharable.Difference(s.exclusive); !shared.Equal(p.shared) {
-			p.shared, p.sharedText = shared, shared.String()
-			s.dirty = true
+		s.give(c.cpus)
+	case kindMixed:
+		for p := c.pool; p != nil; p = p.parent {
+			p.granted -= c.milli
 		}
+		s.give(c.cpus)
 	}
 }
-
-// cpusOf is the cpuset_cpus c should have now ("" when not pinned).
-func (s *state) cpusOf(c *container) string {
-	if !c.pinCPU {
-		return ""
-	}
-	switch c.kind {
-	case kindShared:
-		return c.pool.sharedText
-	case kindReserved:
-		return s.reservedText
-	case kindExclusive, kindFixed:
-		return c.cpusText
-	}
-	return ""
-}
-
-// updates answers a ContainerUpdate for every pinned container whose CPUs
-// changed since it was last told, except skip, sorted by container id. Only
-// a change of some pool's shared CPUs changes what a container should have
-// (add records the rest), so without one there is nothing to look at.
-func (s *state) updates(skip string) []*abi.ContainerUpdate {
-	if !s.dirty {
-		return nil
-	}
-	s.dirty = false
-	var out []*abi.ContainerUpdate
-	for _, c := range s.sorted {
-		if !c.pinCPU || c.id == skip {
-			continue
-		}
-		if want := s.cpusOf(c); want != c.sent {
-			c.sent = want
-			out = append(out, &abi.ContainerUpdate{ContainerId: c.id, CpusetCpus: want})
-		}
-	}
-	return out
-}
-
-func byID(c *container, id string) int { return strings.Compare(c.id, id) }
 
 // adjustment is what c's creation answers.
 func (c *container) adjustment() *abi.ContainerAdjustment {

@@ -16,19 +16,28 @@ type cpuInfo struct {
 
 // topoIndex indexes the topology Init carried.
 type topoIndex struct {
-	cpus     map[uint32]cpuInfo
+	cpus     []cpuInfo // by CPU id; only the online ones are filled in
 	online   cpuset.Set
 	isolated cpuset.Set
 	nodes    map[uint32]*abi.NUMANode
 	nodeIDs  []uint32 // sorted
+	coreSlot []int32  // scratch for freeCores: core id → index, -1 between calls
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 	if len(t.GetCpus()) == 0 {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "the topology lists no online CPU")
 	}
-	ix := &topoIndex{cpus: map[uint32]cpuInfo{}, nodes: map[uint32]*abi.NUMANode{}}
+	ix := &topoIndex{nodes: map[uint32]*abi.NUMANode{}}
 	var online, isolated []uint32
+	maxID := uint32(0)
+	for _, c := range t.GetCpus() {
+		maxID = max(maxID, c.Id)
+	}
+	if maxID >= 1<<20 {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "CPU id %d is out of range", maxID)
+	}
+	ix.cpus = make([]cpuInfo, maxID+1)
 	for _, c := range t.GetCpus() {
 		info := cpuInfo{id: c.Id, pkg: c.PackageId, die: c.DieId, node: c.NumaNode, core: c.Id, threads: 1}
 		if sib := c.GetThreadSiblings(); len(sib) > 0 {

@@ -1,7 +1,8 @@
 // Package topologyaware is the topology-aware resource policy: it builds a tree
 // of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes) and
 // places every container in the smallest pool that fits it, giving Guaranteed
-// containers that ask for whole CPUs exclusive cores and everything else the
+// containers that ask for whole CPUs exclusive cores, those with a fraction
+// above one CPU exclusive cores plus shared CPUs, and everything else the
 // shared CPUs of its pool. It follows containers/nri-plugins' topology-aware
 // policy: the same configuration fields and pod annotations, so a user's
 // configuration carries over (RATIONALE.md lists where it differs).
@@ -17,8 +18,18 @@
 //	preferSharedCPUs: false    # no exclusive CPUs unless annotated
 //	pinCPU: true               # answer cpuset_cpus
 //	pinMemory: true            # answer cpuset_mems
+//	dra:                       # ours: DRA CPU devices, one per NUMA node (default off)
+//	  enabled: true
 //
 // An empty configuration is the nri-plugins Helm chart's default: 750m reserved.
+//
+// DRA (with dra.enabled): one device per NUMA node, "cpudevnuma%03d", whose
+// consumable capacity "dra.cpu/cpu" is its grantable CPUs. Allocate takes a
+// claim's CPUs out of the shared CPUs and answers the CDI env
+// DRA_CPUSET_<uid>=<cpuset> (the uid's '-', and anything else an env name
+// cannot hold, as '_'). A container holds the claim when its CDI devices
+// name "<driver>/cpu=claim-<uid>" (the driver name from Init, by default
+// topology-aware.nri.io); it is pinned to the claim's CPUs.
 //
 // Pod annotations (container form wins over pod form, which wins over the bare key):
 //
@@ -40,7 +51,7 @@ import (
 // Name and Version describe the policy.
 const (
 	Name    = "topology-aware"
-	Version = "0.1.0"
+	Version = "0.2.0"
 )
 
 // Policy is the topology-aware policy. Create it with New; it is not safe for
@@ -58,9 +69,13 @@ var (
 	_ policy.Reconfigurer     = (*Policy)(nil)
 	_ policy.Synchronizer     = (*Policy)(nil)
 	_ policy.ContainerCreator = (*Policy)(nil)
+	_ policy.ContainerUpdater = (*Policy)(nil)
 	_ policy.ContainerStopper = (*Policy)(nil)
 	_ policy.ContainerRemover = (*Policy)(nil)
 	_ policy.StateDumper      = (*Policy)(nil)
+	_ policy.DeviceProvider   = (*Policy)(nil)
+	_ policy.Allocator        = (*Policy)(nil)
+	_ policy.Releaser         = (*Policy)(nil)
 )
 
 // Describe implements policy.Policy.

@@ -1,0 +1,158 @@
+package topologyaware_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/policies/topologyaware"
+	"github.com/nriwasm/nriwasm/sdk/go/native"
+)
+
+// bigMachines are fixtures only the benchmarks use (discovery alone takes
+// most of a second).
+var bigMachines = []struct {
+	name string
+	m    func() topologytest.Machine
+}{
+	{"Sparse4096CPU8Socket", topologytest.Sparse4096CPU8Socket},
+}
+
+// transports are the two ways a benchmark runs the policy.
+var transports = []struct {
+	name string
+	open func(b *testing.B) abi.Transport
+}{
+	{"native", func(b *testing.B) abi.Transport {
+		r, err := native.New(topologyaware.New())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}},
+	{"wasm", func(b *testing.B) abi.Transport { return borrowWasm(b, wasm.WithCallTimeout(time.Minute)) }},
+}
+
+// live4096 fills the 4,096-CPU machine with n live containers: Burstable
+// 100m to 900m, and every 25th a Guaranteed 1 or 2 exclusive CPUs.
+func live4096(b *testing.B, t abi.Transport, n int) *harness {
+	h, err := openOn(b, t, "Sparse4096CPU8Socket", "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, id := range fmtIDs(n, "live-") {
+		s := burstable(id, int64(100+100*(i%9)))
+		if i%25 == 0 {
+			s = guaranteed(id, int64(1000+1000*(i/25%2)))
+		}
+		h.create(s)
+	}
+	return h
+}
+
+// BenchmarkCreateContainer4096 times CreateContainer decisions, natively
+// and through the Wasm module, on Sparse4096CPU8Socket (4,080 online CPUs,
+// 16 NUMA nodes) with 2,000 live containers. Each new container is removed
+// again, untimed, so the state stays the same size. It reports the median
+// and the 99th percentile of the per-call times.
+func BenchmarkCreateContainer4096(b *testing.B) { benchCreate(b, []int{2000}) }
+
+// BenchmarkCreateContainer4096Live shows how a decision's cost follows the
+// number of live containers: it grows only with the members of the pools
+// whose shared CPUs the decision changes (they get updates), about 1 in 16
+// of the live shared containers on this machine.
+func BenchmarkCreateContainer4096Live(b *testing.B) { benchCreate(b, []int{0, 500, 2000, 4000}) }
+
+func benchCreate(b *testing.B, lives []int) {
+	for _, tr := range transports {
+		for _, bc := range []struct {
+			name string
+			s    spec
+		}{
+			{"shared", burstable("bench", 300)},
+			{"exclusive", guaranteed("bench", 2000)},
+			{"mixed", guaranteed("bench", 1500)},
+		} {
+			for _, live := range lives {
+				name := tr.name + "/" + bc.name
+				if len(lives) > 1 {
+					name += fmt.Sprintf("/live=%d", live)
+				}
+				b.Run(name, func(b *testing.B) { benchCreateOne(b, tr.open(b), live, bc.s) })
+			}
+		}
+	}
+}
+
+func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec) {
+	h := live4096(b, t, live)
+	ctx := context.Background()
+	req := s.request()
+	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
+	times := make([]time.Duration, 0, b.N)
+	updates := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		resp, err := h.client.CreateContainer(ctx, req)
+		times = append(times, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		updates += len(resp.Updates)
+		if resp.Adjustment.CpusetCpus == "" {
+			b.Fatal("no cpuset")
+		}
+		if _, err := h.client.RemoveContainer(ctx, rm); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	reportPercentiles(b, times)
+	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
+}
+
+func reportPercentiles(b *testing.B, times []time.Duration) {
+	slices.Sort(times)
+	at := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Nanoseconds()) }
+	b.ReportMetric(at(0.5), "p50-ns")
+	b.ReportMetric(at(0.99), "p99-ns")
+}
+
+// BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
+// the journal of 2,000 live containers.
+func BenchmarkInit4096(b *testing.B) {
+	for _, tr := range transports {
+		for _, n := range []int{0, 2000} {
+			name := tr.name + "/empty"
+			if n > 0 {
+				name = tr.name + "/restore2000"
+			}
+			b.Run(name, func(b *testing.B) {
+				var restore *abi.RestoreState
+				if n > 0 {
+					restore = live4096(b, transports[0].open(b), n).restoreState()
+				}
+				client := abi.NewClient(tr.open(b))
+				req := &abi.InitRequest{NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket"), Restore: restore}
+				times := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for range b.N {
+					start := time.Now()
+					if _, err := client.Init(context.Background(), req); err != nil {
+						b.Fatal(err)
+					}
+					times = append(times, time.Since(start))
+				}
+				reportPercentiles(b, times)
+			})
+		}
+	}
+}

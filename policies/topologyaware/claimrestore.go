@@ -1,0 +1,109 @@
+package topologyaware
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// adoptClaims takes prepared claims back, in uid order, with exactly the
+// CPUs their answer reported (each prepared device's status data) and that
+// answer kept for a repeated Allocate. A claim whose CPUs are not grantable
+// on its device's node or clash with an earlier grant is kept as it is,
+// unaccounted ("foreign"), as containers with foreign cpusets are.
+func (s *state) adoptClaims(list []*abi.PreparedClaim) {
+	list = slices.Clone(list)
+	slices.SortStableFunc(list, func(a, b *abi.PreparedClaim) int {
+		return strings.Compare(a.GetClaim().GetUid(), b.GetClaim().GetUid())
+	})
+	for _, pc := range list {
+		spec := pc.GetClaim()
+		uid := spec.GetUid()
+		if uid == "" || s.claims[uid] != nil {
+			continue
+		}
+		c := &claim{uid: strings.Clone(uid), spec: spec, devices: pc.GetAllocation().GetDevices()}
+		var taken cpuset.Set
+		for i, res := range spec.GetResults() {
+			cpus, node, ok := restoredPart(c.devices, res)
+			d := s.deviceByName[res.GetDevice()]
+			if d != nil {
+				node = d.node
+			}
+			if !ok || d == nil || cpus.IsEmpty() || !cpus.IsSubsetOf(d.cpus) || cpus.Intersects(s.exclusive) || cpus.Intersects(taken) {
+				if !c.foreign {
+					policy.Log.Warnf("claim %s: result %d has CPUs %q this policy cannot take; kept unaccounted", uid, i, cpus)
+				}
+				c.foreign = true
+			}
+			taken = taken.Union(cpus)
+			c.parts, c.nodes = append(c.parts, cpus), append(c.nodes, node)
+		}
+		c.cpus, c.cpusText = taken, taken.String()
+		s.addClaim(c)
+	}
+}
+
+// restoredPart reads the CPUs and node of result res from the prepared
+// device that answers it.
+func restoredPart(devices []*abi.PreparedDevice, res *abi.DeviceAllocation) (cpuset.Set, uint32, bool) {
+	for _, d := range devices {
+		if d.GetRequest() != res.GetRequest() || d.GetPool() != res.GetPool() || d.GetDevice() != res.GetDevice() || d.GetShareId() != res.GetShareId() {
+			continue
+		}
+		var data statusData
+		if err := json.Unmarshal(d.GetStatus().GetData(), &data); err != nil {
+			return cpuset.Set{}, 0, false
+		}
+		cpus, err := cpuset.Parse(data.CPUSet)
+		var node uint32
+		if len(data.NUMANodes) > 0 {
+			node = data.NUMANodes[0]
+		}
+		return cpus, node, err == nil
+	}
+	return cpuset.Set{}, 0, false
+}
+
+// carryClaims moves every claim of old into s unchanged, or names the field
+// of the configuration that would take their CPUs away.
+func (s *state) carryClaims(old *state) error {
+	for _, uid := range sortedKeys(old.claims) {
+		o := old.claims[uid]
+		if !o.foreign {
+			for i, part := range o.parts {
+				d := s.deviceByName[o.spec.GetResults()[i].GetDevice()]
+				if d != nil && part.IsSubsetOf(d.cpus) {
+					continue
+				}
+				field := fieldReserved
+				if out := part.Difference(s.res.available); !out.IsEmpty() {
+					field = fieldAvailable
+				}
+				return configError(field, "CPUs %s are allocated to claim %s", part, uid)
+			}
+		}
+		c := *o
+		s.addClaim(&c)
+	}
+	return nil
+}
+
+// adoptHolder takes back a container holding claims: pinned to them when its
+// assignment is their CPUs, else kept as it is.
+func (s *state) adoptHolder(pod *abi.PodSandbox, spec *abi.Container, claims []*claim) {
+	c := s.adopted(pod, spec, kindClaim)
+	mems := c.mems
+	s.holdClaims(c, claims, false)
+	c.mems = mems
+	if got := spec.GetAssignment().GetCpusetCpus(); got != c.cpusText {
+		policy.Log.Warnf("container %s: cpuset %q is not its claims' %s; kept as it is", spec.GetId(), got, c.cpusText)
+		c.kind, c.cpusText = kindFixed, got
+		c.cpus, _ = cpuset.Parse(got)
+	}
+	s.add(c)
+}

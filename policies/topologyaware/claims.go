@@ -1,0 +1,175 @@
+package topologyaware
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// claim is a prepared DRA claim and the CPUs it took.
+type claim struct {
+	uid      string
+	spec     *abi.Claim
+	parts    []cpuset.Set // per allocation result, its CPUs
+	nodes    []uint32     // per allocation result, its NUMA node
+	cpus     cpuset.Set   // the union of parts
+	cpusText string
+	// foreign: restored with CPUs this policy could not take (outside the
+	// grantable CPUs, or clashing with another grant); left unaccounted.
+	foreign bool
+	// devices is the answer to Allocate (restored verbatim).
+	devices []*abi.PreparedDevice
+}
+
+// answer is the claim's prepared devices, a copy.
+func (c *claim) answer() []*abi.PreparedDevice {
+	out := make([]*abi.PreparedDevice, len(c.devices))
+	for i, d := range c.devices {
+		out[i] = d.CloneVT()
+	}
+	return out
+}
+
+// envName is the claim's CDI environment variable: DRA_CPUSET_ and the uid,
+// every character an environment name cannot hold (the uid's '-') as '_'.
+func envName(uid string) string {
+	b := []byte(envPrefix + uid)
+	for i := len(envPrefix); i < len(b); i++ {
+		if c := b[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// allocate takes want[i] CPUs of result i's node, all or nothing.
+func (s *state) allocate(spec *abi.Claim, want []int) (*claim, error) {
+	c := &claim{uid: strings.Clone(spec.GetUid()), spec: spec}
+	for i, res := range spec.GetResults() {
+		d := s.deviceByName[res.GetDevice()]
+		b := s.budgetBelow(nil)
+		free := d.cpus.Difference(s.exclusive)
+		cpus, ok := s.ix.pick(free, want[i], b)
+		if !ok {
+			s.give(c.cpus)
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fmt.Sprintf("%s[%d].consumed_capacity", fieldClaimResult, i),
+				"%d CPUs of NUMA node %d do not fit: %d of its %d grantable CPUs are not granted, and the shared containers need some of them",
+				want[i], d.node, free.Size(), d.cpus.Size())
+		}
+		c.parts, c.nodes = append(c.parts, cpus), append(c.nodes, d.node)
+		c.cpus = c.cpus.Union(cpus)
+		s.take(cpus)
+	}
+	c.cpusText = c.cpus.String()
+	env := envName(c.uid) + "=" + c.cpusText
+	for i, res := range spec.GetResults() {
+		data, _ := json.Marshal(statusData{CPUSet: c.parts[i].String(), NUMANodes: []uint32{c.nodes[i]}})
+		c.devices = append(c.devices, &abi.PreparedDevice{
+			Request: res.GetRequest(), Pool: res.GetPool(), Device: res.GetDevice(), ShareId: res.GetShareId(),
+			ContainerEdits: &abi.CDIContainerEdits{Env: []string{env}},
+			Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: conditionReady, Status: "True", Reason: reasonAllocated,
+				Message: fmt.Sprintf("%d CPUs of NUMA node %d", c.parts[i].Size(), c.nodes[i])}}, Data: data},
+		})
+	}
+	s.claims[c.uid] = c
+	return c, nil
+}
+
+// statusData is the JSON of a prepared device's status.
+type statusData struct {
+	CPUSet    string   `json:"cpuset"`
+	NUMANodes []uint32 `json:"numaNodes"`
+}
+
+// addClaim records a claim whose CPUs are decided (restored, carried over).
+func (s *state) addClaim(c *claim) {
+	if !c.foreign {
+		s.take(c.cpus)
+	}
+	s.claims[c.uid] = c
+}
+
+// dropClaim forgets a claim and gives its CPUs back.
+func (s *state) dropClaim(c *claim) {
+	delete(s.claims, c.uid)
+	if !c.foreign {
+		s.give(c.cpus)
+	}
+}
+
+// holders lists the live containers pinned to claim uid.
+func (s *state) holders(uid string) []string {
+	var ids []string
+	for _, c := range s.containers() {
+		if slices.Contains(c.claims, uid) {
+			ids = append(ids, c.id)
+		}
+	}
+	return ids
+}
+
+// claimsOf finds the claims a container holds: by its CDI devices (claim
+// uid's is "<driver>/cpu=claim-<uid>", the driver name from Init), or only
+// when it has none (a runtime that does not report them), by the claims'
+// environment variables with exactly the claim's cpuset as value. A CDI
+// device of ours naming an unknown claim is an error.
+func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
+	var out []*claim
+	kind := s.driver + "/" + cdiClass + "="
+	for i, dev := range spec.GetCdiDevices() {
+		name, ok := strings.CutPrefix(dev, kind)
+		if !ok {
+			continue
+		}
+		uid, _ := strings.CutPrefix(name, cdiNamePrefix)
+		c := s.claims[uid]
+		if c == nil {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fmt.Sprintf("container.cdi_devices[%d]", i),
+				"%s names claim %q, which is not prepared", dev, uid)
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	if len(spec.GetCdiDevices()) > 0 || len(s.claims) == 0 {
+		return out, nil
+	}
+	for _, kv := range spec.GetEnv() {
+		if !strings.HasPrefix(kv.GetKey(), envPrefix) {
+			continue
+		}
+		for _, uid := range sortedKeys(s.claims) {
+			if c := s.claims[uid]; envName(uid) == kv.GetKey() && c.cpusText == kv.GetValue() && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// holdClaims makes c a holder of claims: pinned to their CPUs (whatever
+// pinCPU says: a claim asks for them) and their nodes' memory.
+func (s *state) holdClaims(c *container, claims []*claim, pinMems bool) {
+	var nodes []uint32
+	c.kind, c.pinCPU, c.cpus, c.claims = kindClaim, true, cpuset.Set{}, nil
+	for _, cl := range claims {
+		c.cpus = c.cpus.Union(cl.cpus)
+		c.claims = append(c.claims, cl.uid)
+		nodes = append(nodes, cl.nodes...)
+		if cl.foreign {
+			c.kind = kindFixed
+		}
+	}
+	c.cpusText = c.cpus.String()
+	c.pool = s.poolHolding(c.cpus, "")
+	if c.pool == nil {
+		c.pool = s.pools[0]
+	}
+	if pinMems {
+		c.mems = s.ix.memsOf(cpuset.New(nodes...)).String()
+	}
+}

@@ -1,0 +1,143 @@
+package topologyaware_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// TestDRARestore: a restarted instance takes its claims back exactly: the
+// same state, the same answer to a repeated Allocate, the same decisions.
+func TestDRARestore(t *testing.T) {
+	for _, m := range machines {
+		t.Run(m.name, func(t *testing.T) { draRestoreScenario(t, tryHarness, m.name) })
+	}
+}
+
+// draRestoreScenario restarts an instance that ran draMix.
+func draRestoreScenario(t *testing.T, open opener, machine string) {
+	h1 := mustOpen(t, open, machine, draOn)
+	draMix(t, h1)
+	h2, err := open(t, machine, draOn, h1.restoreState())
+	if err != nil {
+		t.Fatalf("Init with restore: %v", err)
+	}
+	adoptView(h1, h2)
+	if d1, d2 := h1.dumpRaw(), h2.dumpRaw(); string(d1) != string(d2) {
+		t.Fatalf("restored state differs:\n%s\n---\n%s", d1, d2)
+	}
+	h2.check()
+	for _, c := range h1.claims {
+		if r := h2.allocate(c.Claim); !equalDevices(r.Devices, c.Allocation.Devices) {
+			t.Errorf("claim %s: restored answer %v, first %v", c.Claim.Uid, r.Devices, c.Allocation.Devices)
+		}
+	}
+	r1, err1 := h1.tryAllocate(cpuClaim("next", devOf(h1, 1)+":1"))
+	r2, err2 := h2.tryAllocate(cpuClaim("next", devOf(h2, 1)+":1"))
+	if !proto.Equal(r1, r2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+		t.Errorf("next claim: %v, %v vs %v, %v", r1, err1, r2, err2)
+	}
+	h1.remove("hold-0")
+	h2.remove("hold-0")
+	if u1, u2 := h1.release("c-0"), h2.release("c-0"); !equalUpdates(u1, u2) {
+		t.Errorf("release: %v vs %v", u1, u2)
+	}
+	h2.check()
+}
+
+// draMix is a mix of containers and claims on every device.
+func draMix(t testing.TB, h *harness) {
+	mixed(t, h)
+	for i := range 3 {
+		uid := fmt.Sprintf("c-%d", i)
+		h.allocate(cpuClaim(uid, devOf(h, i)+":"+fmt.Sprint(i+1)))
+		h.create(burstable(fmt.Sprintf("hold-%d", i), 100).holding(uid))
+		if _, err := h.tryCreate(guaranteed(fmt.Sprintf("gx-%d", i), 1000)); err != nil {
+			wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
+		}
+		h.check("monitoring")
+	}
+}
+
+// devOf is the i-th device of h's node, round robin.
+func devOf(h *harness, i int) string {
+	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	if err != nil || len(resp.Devices) == 0 {
+		h.tb.Fatalf("Devices: %v, %v", resp, err)
+	}
+	return resp.Devices[i%len(resp.Devices)].Name
+}
+
+func equalDevices(a, b []*abi.PreparedDevice) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !proto.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestDRAReconfigure: claims carry over; a configuration that would take
+// their CPUs is refused, naming the field.
+func TestDRAReconfigure(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", draOn)
+	h.allocate(cpuClaim("u", "cpudevnuma000:2"))
+	h.create(bestEffort("hold").holding("u"))
+	ctx := context.Background()
+	for cfg, field := range map[string]string{
+		draOn + "reservedResources: {cpu: cpuset:1}\n":    "config.reservedResources.cpu",
+		draOn + "availableResources: {cpu: cpuset:0-8}\n": "config.availableResources.cpu",
+	} {
+		_, err := h.client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte(cfg)})
+		wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field)
+	}
+	resp, err := h.client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte("reservedResources: {cpu: 2}\n")})
+	if err != nil || resp.WantsDra {
+		t.Fatalf("Reconfigure: %v, %v", resp, err)
+	}
+	h.apply(resp.Updates)
+	h.config = ""
+	h.check()
+	if d := h.dump(); len(d.Claims) != 1 || !mustSet(t, d.Claims[0].CPUs).Equal(cpuset.New(1, 9)) {
+		t.Errorf("claims after Reconfigure: %v", d.Claims)
+	}
+}
+
+// TestDRARestoreForeign: a journaled claim whose CPUs clash with an earlier
+// one, or whose answer cannot be read, is kept unaccounted, and so is its
+// holder; the valid one is taken back.
+func TestDRARestoreForeign(t *testing.T) {
+	prepared := func(uid, data string) *abi.PreparedClaim {
+		c := cpuClaim(uid, "cpudevnuma000:2")
+		return &abi.PreparedClaim{Claim: c, Allocation: &abi.AllocateResponse{Devices: []*abi.PreparedDevice{{
+			Request: "reqa", Pool: "n1", Device: "cpudevnuma000", Status: &abi.DeviceStatus{Data: []byte(data)}}}}}
+	}
+	pod := &abi.PodSandbox{Id: "p", Namespace: "default", QosClass: abi.QOSClass_QOS_CLASS_BEST_EFFORT}
+	holder := &abi.Container{Id: "h", PodSandboxId: "p", Name: "h", CdiDevices: []string{cdiOf("b")},
+		Assignment: &abi.ContainerAdjustment{CpusetCpus: "9-10", CpusetMems: "0"}}
+	rs := &abi.RestoreState{Pods: []*abi.PodSandbox{pod}, Containers: []*abi.Container{holder}, Claims: []*abi.PreparedClaim{
+		prepared("c", "junk"), prepared("b", `{"cpuset":"9-10","numaNodes":[0]}`), prepared("a", `{"cpuset":"1,9","numaNodes":[0]}`)}}
+	h, err := tryHarness(t, "Desktop1Socket", draOn, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := h.dump()
+	got := fmt.Sprint(d.Claims)
+	if want := "[{a 1,9 [cpudevnuma000:1,9] false} {b 9-10 [cpudevnuma000:9-10] true} {c  [cpudevnuma000:] true}]"; got != want {
+		t.Errorf("claims %s, want %s", got, want)
+	}
+	if c := d.Containers[0]; c.Kind != "fixed" || c.CPUs != "9-10" {
+		t.Errorf("holder of a foreign claim adopted as %+v", c)
+	}
+	if adj := h.create(bestEffort("be")).Adjustment; adj.CpusetCpus != "2-8,10-15" {
+		t.Errorf("shared CPUs %q, want all but the reserved and claim a's", adj.CpusetCpus)
+	}
+}

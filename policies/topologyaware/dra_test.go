@@ -1,0 +1,214 @@
+package topologyaware_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// TestDevices: one device per NUMA node with grantable CPUs, whose
+// capacities add up to the available CPUs less the reserved and isolated.
+func TestDevices(t *testing.T) {
+	for _, m := range machines {
+		t.Run(m.name, func(t *testing.T) {
+			if !initResponse(t, m.name, draOn).WantsDra || initResponse(t, m.name, "").WantsDra {
+				t.Errorf("wants_dra does not follow dra.enabled")
+			}
+			h := newHarness(t, m.name, draOn)
+			resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := h.dump()
+			want := mustSet(t, d.Available).Difference(mustSet(t, d.Reserved)).Difference(mustSet(t, d.Isolated)).Size()
+			total := 0
+			for i, dev := range resp.Devices {
+				node := dev.Attributes["resource.kubernetes.io/numaNode"].GetIntValue()
+				if dev.Name != fmt.Sprintf("cpudevnuma%03d", node) || !dev.AllowMultipleAllocations {
+					t.Errorf("device %d: %v", i, dev)
+				}
+				if i > 0 && resp.Devices[i-1].Name >= dev.Name {
+					t.Errorf("devices not in node order")
+				}
+				c := dev.Capacities["dra.cpu/cpu"]
+				var n int
+				if _, err := fmt.Sscan(c.GetValue(), &n); err != nil || n <= 0 {
+					t.Errorf("%s: capacity %v", dev.Name, c)
+				}
+				total += n
+				if p := c.GetRequestPolicy(); p.GetDefault() != "1" || p.GetValidRange().GetMin() != "1" || p.GetValidRange().GetStep() != "1" {
+					t.Errorf("%s: request policy %v", dev.Name, p)
+				}
+			}
+			if total != want {
+				t.Errorf("devices offer %d CPUs, want %d", total, want)
+			}
+		})
+	}
+	h := newHarness(t, "Desktop1Socket", draOn)
+	resp, _ := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	want := &abi.Device{Name: "cpudevnuma000", AllowMultipleAllocations: true,
+		Attributes: map[string]*abi.DeviceAttribute{
+			"resource.kubernetes.io/numaNode": {Value: &abi.DeviceAttribute_IntValue{IntValue: 0}},
+			"dra.cpu/socketID":                {Value: &abi.DeviceAttribute_IntValue{IntValue: 0}},
+			"dra.cpu/smtEnabled":              {Value: &abi.DeviceAttribute_BoolValue{BoolValue: true}},
+		},
+		Capacities: map[string]*abi.DeviceCapacity{"dra.cpu/cpu": {Value: "15",
+			RequestPolicy: &abi.CapacityRequestPolicy{Default: "1", ValidRange: &abi.CapacityRequestPolicyRange{Min: "1", Step: "1"}}}},
+	}
+	if len(resp.Devices) != 1 || !proto.Equal(resp.Devices[0], want) {
+		t.Errorf("Desktop1Socket devices %v, want %v", resp.Devices, want)
+	}
+}
+
+// TestDRAOff: without dra.enabled nothing is offered and Allocate refuses.
+func TestDRAOff(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", "")
+	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	if err != nil || len(resp.Devices) != 0 {
+		t.Errorf("Devices = %v, %v; want none", resp, err)
+	}
+	_, err = h.tryAllocate(cpuClaim("u1", "cpudevnuma000"))
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config.dra.enabled")
+}
+
+// TestAllocate walks one claim through its life on the desktop: packed
+// CPUs out of the shared pool (with updates), the answer, a holder pinned
+// to it, idempotence, refusal while held, release.
+func TestAllocate(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", draOn)
+	h.create(bestEffort("be"))
+	h.create(burstable("bu", 500))
+	uid := "1111-2222"
+	resp := h.allocate(cpuClaim(uid, "cpudevnuma000:2"))
+	want := &abi.PreparedDevice{Request: "reqa", Pool: "n1", Device: "cpudevnuma000",
+		ContainerEdits: &abi.CDIContainerEdits{Env: []string{"DRA_CPUSET_1111_2222=1,9"}},
+		Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: "True", Reason: "CPUsAllocated",
+			Message: "2 CPUs of NUMA node 0"}}, Data: []byte(`{"cpuset":"1,9","numaNodes":[0]}`)}}
+	if len(resp.Devices) != 1 || !proto.Equal(resp.Devices[0], want) {
+		t.Fatalf("Allocate answered %v, want %v", resp.Devices, want)
+	}
+	wantUpdates := []*abi.ContainerUpdate{{ContainerId: "be", CpusetCpus: "2-8,10-15"}, {ContainerId: "bu", CpusetCpus: "2-8,10-15"}}
+	if !equalUpdates(resp.Updates, wantUpdates) {
+		t.Errorf("updates %v, want %v", resp.Updates, wantUpdates)
+	}
+	h.check()
+	again := h.allocate(cpuClaim(uid, "cpudevnuma000:2"))
+	if !proto.Equal(again, &abi.AllocateResponse{Devices: resp.Devices}) {
+		t.Errorf("a repeated Allocate answered %v", again)
+	}
+	_, err := h.tryAllocate(cpuClaim(uid, "cpudevnuma000:3"))
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results")
+
+	adj := h.create(burstable("holder", 100).holding(uid)).Adjustment
+	if adj.CpusetCpus != "1,9" || adj.CpusetMems != "0" {
+		t.Errorf("holder got %q/%q, want 1,9/0", adj.CpusetCpus, adj.CpusetMems)
+	}
+	h.create(guaranteed("g", 2000))
+	h.check()
+	_, err = h.tryRelease(uid)
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
+	h.remove("holder")
+	got := h.release(uid)
+	wantUpdates = []*abi.ContainerUpdate{{ContainerId: "be", CpusetCpus: "1,3-9,11-15"}, {ContainerId: "bu", CpusetCpus: "1,3-9,11-15"}}
+	if !equalUpdates(got, wantUpdates) {
+		t.Errorf("release updates %v, want %v", got, wantUpdates)
+	}
+	h.check()
+	if len(h.dump().Claims) != 0 || len(h.release(uid)) != 0 {
+		t.Errorf("a released claim lingers")
+	}
+}
+
+// TestAllocateNodes: a claim's results take CPUs of their own nodes; a
+// container holding two claims gets both, and both nodes' memory.
+func TestAllocateNodes(t *testing.T) {
+	h := newHarness(t, "Server2Socket4NodesInterleaved", draOn)
+	h.create(bestEffort("be"))
+	resp := h.allocate(cpuClaim("a", "cpudevnuma001:4", "cpudevnuma002"))
+	if env := resp.Devices[0].ContainerEdits.Env[0]; env != "DRA_CPUSET_a=1,24,26,72,74" {
+		t.Errorf("env %q", env)
+	}
+	h.allocate(cpuClaim("b", "cpudevnuma003:2"))
+	adj := h.create(bestEffort("both").holding("a", "b")).Adjustment
+	if adj.CpusetCpus != "1,24-26,72-74" || adj.CpusetMems != "1-3" {
+		t.Errorf("holder of a and b got %q/%q", adj.CpusetCpus, adj.CpusetMems)
+	}
+	h.check()
+	for _, id := range fmtIDs(6, "g") {
+		h.create(guaranteed(id, 4000))
+		h.check()
+	}
+}
+
+// TestClaimEnvFallback: a container without CDI devices holds a claim by its
+// environment variable, only with the claim's exact cpuset as value.
+func TestClaimEnvFallback(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", draOn)
+	h.allocate(cpuClaim("u-1", "cpudevnuma000:2"))
+	ok := bestEffort("ok")
+	ok.env = []*abi.KeyValue{{Key: "DRA_CPUSET_u_1", Value: "1,9"}}
+	forged := bestEffort("forged")
+	forged.env = []*abi.KeyValue{{Key: "DRA_CPUSET_u_1", Value: "1-15"}}
+	if got := h.create(ok).Adjustment.CpusetCpus; got != "1,9" {
+		t.Errorf("env holder got %q", got)
+	}
+	if got := h.create(forged).Adjustment.CpusetCpus; got != "2-8,10-15" {
+		t.Errorf("forged env got %q", got)
+	}
+	h.check()
+}
+
+// TestDRABadInput: every refusal names its field and changes nothing.
+func TestDRABadInput(t *testing.T) {
+	tests := []struct {
+		name  string
+		claim *abi.Claim
+		code  abi.ErrorCode
+		field string
+	}{
+		{"no uid", cpuClaim("", "cpudevnuma000"), abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.uid"},
+		{"no results", cpuClaim("u"), abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.results"},
+		{"unknown device", cpuClaim("u", "cpudevnuma000", "gpu0"), abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.results[1].device"},
+		{"fraction", cpuClaim("u", "cpudevnuma000:1.5"), abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.results[0].consumed_capacity"},
+		{"zero", cpuClaim("u", "cpudevnuma000:0"), abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.results[0].consumed_capacity"},
+		{"junk", cpuClaim("u", "cpudevnuma000:lots"), abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.results[0].consumed_capacity"},
+		{"too many", cpuClaim("u", "cpudevnuma000:16"), abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "claim.results[0].consumed_capacity"},
+		{"second too many", cpuClaim("u", "cpudevnuma000:4", "cpudevnuma000:1"), abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "claim.results[1].consumed_capacity"},
+		{"shared need them", cpuClaim("u", "cpudevnuma000:5"), abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "claim.results[0].consumed_capacity"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, "Desktop1Socket", draOn)
+			h.create(burstable("big", 11000))
+			before := h.dumpRaw()
+			_, err := h.tryAllocate(tc.claim)
+			wantError(t, err, tc.code, tc.field)
+			if after := h.dumpRaw(); string(after) != string(before) {
+				t.Errorf("a refused Allocate changed the state:\n%s\n%s", before, after)
+			}
+			h.check()
+		})
+	}
+	h := newHarness(t, "Desktop1Socket", draOn)
+	_, err := h.tryCreate(bestEffort("x").holding("nope"))
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
+}
+
+// TestClaimSynchronize: a container the policy did not see created, holding
+// a claim, is pinned to it by Synchronize.
+func TestClaimSynchronize(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", draOn)
+	h.allocate(cpuClaim("u", "cpudevnuma000:2"))
+	req := bestEffort("late").holding("u").request()
+	req.Container.State = abi.ContainerState_CONTAINER_STATE_RUNNING
+	resp, err := h.client.Synchronize(context.Background(), &abi.SynchronizeRequest{Pods: []*abi.PodSandbox{req.Pod}, Containers: []*abi.Container{req.Container}})
+	want := []*abi.ContainerUpdate{{ContainerId: "late", CpusetCpus: "1,9", CpusetMems: "0"}}
+	if err != nil || !equalUpdates(resp.Updates, want) {
+		t.Errorf("Synchronize: %v, %v; want %v", resp, err, want)
+	}
+}

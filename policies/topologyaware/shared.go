@@ -1,0 +1,157 @@
+package topologyaware
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// The shared CPUs of a pool change only when an exclusive grant (a
+// container's or a claim's) takes or gives back CPUs of that pool, and they
+// change what the pool's members should have. Both are tracked so that a
+// decision costs what it touches: the pools on the chains of the CPUs it
+// moved, and the members of those pools, not every live container.
+
+// take marks cpus as granted exclusively, out of the shared CPUs.
+func (s *state) take(cpus cpuset.Set) {
+	s.exclusive = s.exclusive.Union(cpus)
+	s.refresh(cpus, true)
+}
+
+// give returns exclusively granted cpus to the shared CPUs.
+func (s *state) give(cpus cpuset.Set) {
+	s.exclusive = s.exclusive.Difference(cpus)
+	s.refresh(cpus, false)
+}
+
+// refresh accounts for cpus having been taken (or given back, when
+// taken is false) in every pool holding one of them: their leaf pools and
+// those pools' ancestors. A pool's size changes at once; its set is only
+// recomputed when someone asks for it (sharedSet), so that the root of a
+// 4,096-CPU machine is not rebuilt for every grant.
+func (s *state) refresh(cpus cpuset.Set, taken bool) {
+	s.epoch++
+	ids := cpus.Sorted()
+	for _, id := range ids {
+		if int(id) >= len(s.leaf) {
+			continue
+		}
+		for p := s.leaf[id]; p != nil && p.seen != s.epoch; p = p.parent {
+			p.seen = s.epoch
+			n := 0
+			for _, c := range ids {
+				if p.sharable.Contains(c) {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			if !taken {
+				n = -n
+			}
+			p.nShared -= n
+			p.setStale, p.stale = true, true
+			s.markChanged(p)
+		}
+	}
+}
+
+// sharedSet is p's shared CPUs.
+func (p *pool) sharedSet() cpuset.Set {
+	if p.setStale {
+		p.shared, p.setStale = p.sharable.Difference(*p.excl), false
+	}
+	return p.shared
+}
+
+// markChanged queues p for the next updates.
+func (s *state) markChanged(p *pool) {
+	if !p.changed {
+		p.changed = true
+		s.changed = append(s.changed, p)
+	}
+}
+
+// clearChanged forgets the queued pools.
+func (s *state) clearChanged() {
+	for _, p := range s.changed {
+		p.changed = false
+	}
+	s.changed = s.changed[:0]
+}
+
+// text is p's shared CPUs in list form, formatted when first needed.
+func (p *pool) text() string {
+	if p.stale {
+		p.sharedText, p.stale = p.sharedSet().String(), false
+	}
+	return p.sharedText
+}
+
+// followsPool tells whether c's cpuset contains its pool's shared CPUs, so
+// that it is a member of the pool whose changes reach it.
+func (c *container) followsPool() bool {
+	return c.pinCPU && (c.kind == kindShared || c.kind == kindMixed)
+}
+
+// cpusOf is the cpuset_cpus c should have now ("" when not pinned).
+func (s *state) cpusOf(c *container) string {
+	if !c.pinCPU {
+		return ""
+	}
+	switch c.kind {
+	case kindShared:
+		return c.pool.text()
+	case kindReserved:
+		return s.reservedText
+	case kindExclusive, kindFixed, kindClaim:
+		return c.cpusText
+	case kindMixed:
+		return c.cpus.Union(c.pool.sharedSet()).String()
+	}
+	return ""
+}
+
+// updates answers a ContainerUpdate for every pinned container whose CPUs
+// changed since it was last told, except skip, sorted by container id. Only
+// a change of a pool's shared CPUs changes what a container should have (add
+// records the rest), so only the members of the changed pools are looked at.
+// Members are kept by id, so the answer needs sorting only when more than
+// one pool contributes; the updates share one allocation.
+func (s *state) updates(skip string) []*abi.ContainerUpdate {
+	moved, pools := s.moved[:0], 0
+	for _, p := range s.changed {
+		n := len(moved)
+		for _, c := range p.members {
+			if c.id == skip {
+				continue
+			}
+			if want := s.cpusOf(c); want != c.sent {
+				c.sent = want
+				moved = append(moved, c)
+			}
+		}
+		if len(moved) > n {
+			pools++
+		}
+	}
+	s.clearChanged()
+	if len(moved) == 0 {
+		return nil
+	}
+	if pools > 1 {
+		slices.SortFunc(moved, func(a, b *container) int { return strings.Compare(a.id, b.id) })
+	}
+	block := make([]abi.ContainerUpdate, len(moved))
+	out := make([]*abi.ContainerUpdate, len(moved))
+	for i, c := range moved {
+		block[i].ContainerId, block[i].CpusetCpus = c.id, c.sent
+		out[i] = &block[i]
+	}
+	clear(moved)
+	s.moved = moved[:0]
+	return out
+}
