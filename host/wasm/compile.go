@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -22,6 +23,9 @@ type compiled struct {
 	runtime wazero.Runtime
 	module  wazero.CompiledModule
 	cache   *cache
+	// instances maps the api.Module of each instrumented instance to its
+	// *instance, for the poll import.
+	instances sync.Map
 }
 
 func (c *compiled) close(ctx context.Context) error {
@@ -29,8 +33,8 @@ func (c *compiled) close(ctx context.Context) error {
 }
 
 // compile prepares the module for instantiation: instrument it for deadlines,
-// compile it (through the on-disk cache), provide WASI and the host log import,
-// and check its exports and imports.
+// compile it (through the on-disk cache), provide WASI, the host log and the
+// interrupt poll imports, and check its exports and imports.
 func compile(ctx context.Context, name string, code []byte, o *options, hostLog api.GoModuleFunc) (*compiled, error) {
 	c := &compiled{}
 	if o.cacheDir != "" {
@@ -78,7 +82,7 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("policy %q: %w", name, err)
 	}
-	if err := provideImports(ctx, rt, hostLog); err != nil {
+	if err := provideImports(ctx, rt, hostLog, c.poll); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("policy %q: %w", name, err)
 	}
@@ -173,6 +177,10 @@ func checkImports(mod wazero.CompiledModule) error {
 		module, name, _ := f.Import()
 		switch {
 		case module == wasi_snapshot_preview1.ModuleName:
+		case module == interrupt.PollModule && name == interrupt.PollName:
+			if len(f.ParamTypes()) > 0 || len(f.ResultTypes()) > 0 {
+				return fmt.Errorf("import %s.%s has signature %s, want () -> ()", module, name, signature{f.ParamTypes(), f.ResultTypes()})
+			}
 		case module == abi.HostModule && name == abi.HostLog:
 			want := signature{[]api.ValueType{i32, i32, i32}, nil}
 			got := signature{f.ParamTypes(), f.ResultTypes()}
@@ -191,7 +199,9 @@ func checkImports(mod wazero.CompiledModule) error {
 	return nil
 }
 
-func provideImports(ctx context.Context, rt wazero.Runtime, hostLog api.GoModuleFunc) error {
+// provideImports instantiates WASI and the nriwasm host module: the log
+// function and the interrupt poll (only called by instrumented modules).
+func provideImports(ctx context.Context, rt wazero.Runtime, hostLog, poll api.GoModuleFunc) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		return fmt.Errorf("provide WASI: %w", err)
 	}
@@ -200,9 +210,12 @@ func provideImports(ctx context.Context, rt wazero.Runtime, hostLog api.GoModule
 		WithGoModuleFunction(hostLog, []api.ValueType{i32, i32, i32}, nil).
 		WithParameterNames("level", "ptr", "length").
 		Export(abi.HostLog).
+		NewFunctionBuilder().
+		WithGoModuleFunction(poll, nil, nil).
+		Export(interrupt.PollName).
 		Instantiate(ctx)
 	if err != nil {
-		return fmt.Errorf("provide %s.%s: %w", abi.HostModule, abi.HostLog, err)
+		return fmt.Errorf("provide %s module: %w", abi.HostModule, err)
 	}
 	return nil
 }

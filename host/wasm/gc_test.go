@@ -15,7 +15,7 @@ import (
 // forever for a goroutine spinning in Wasm, or the whole agent (the deadline
 // timer included) freezes.
 func TestGarbageCollectionDuringARunawayCall(t *testing.T) {
-	for _, mode := range []wasm.Interrupt{wasm.InterruptWazero} {
+	for _, mode := range []wasm.Interrupt{wasm.InterruptInstrumented, wasm.InterruptWazero} {
 		t.Run(mode.String(), func(t *testing.T) {
 			_, client, _ := load(t, wasm.WithInterrupt(mode), wasm.WithCallTimeout(500*time.Millisecond))
 			done := make(chan error, 1)

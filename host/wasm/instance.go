@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,10 +13,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/wasm/internal/interrupt"
 )
 
 // instance is one instantiation of a policy module. It is not safe for
@@ -32,10 +31,13 @@ type instance struct {
 	reqPtr  uint32
 	reqCap  uint32
 	out     *output
-	flag    api.MutableGlobal
-	timer   *time.Timer
-	fired   atomic.Bool
 	version uint32
+	// The deadline machinery of InterruptInstrumented (deadline.go).
+	compiled  *compiled
+	countdown api.MutableGlobal
+	timer     *time.Timer
+	mu        sync.Mutex  // orders the timer's and the poll's countdown writes
+	fired     atomic.Bool // the timer ran: the current call is past its deadline
 	// broken is set by a failure after which the instance must not be used.
 	broken bool
 }
@@ -63,7 +65,14 @@ func instantiate(ctx context.Context, name string, c *compiled, o *options, logg
 		stack:  make([]uint64, 2),
 		out:    out,
 	}
+	if o.interrupt == InterruptInstrumented {
+		if err := in.watch(c); err != nil {
+			_ = mod.Close(ctx)
+			return nil, err
+		}
+	}
 	if err := in.start(ctx); err != nil {
+		in.unwatch()
 		_ = mod.Close(ctx)
 		return nil, err
 	}
@@ -81,8 +90,7 @@ func outputSuffix(s string) string {
 	return "\nguest output:\n" + s
 }
 
-// start runs the reactor initializer, the version handshake and sets up the
-// deadline machinery.
+// start runs the reactor initializer and the version handshake.
 func (in *instance) start(ctx context.Context) error {
 	if init := in.mod.ExportedFunction(abi.ExportInitialize); init != nil {
 		if _, err := init.Call(ctx); err != nil {
@@ -98,25 +106,11 @@ func (in *instance) start(ctx context.Context) error {
 		return fmt.Errorf("policy %q speaks ABI v%d.%d, this host speaks v%d.%d: rebuild the policy with an SDK for ABI v%d",
 			in.name, major, minor, abi.ABIMajor, abi.ABIMinor, abi.ABIMajor)
 	}
-	if in.opts.interrupt == InterruptInstrumented {
-		g, ok := in.mod.ExportedGlobal(interrupt.GlobalName).(api.MutableGlobal)
-		if !ok {
-			return fmt.Errorf("policy %q: instrumented module lacks the mutable global %q", in.name, interrupt.GlobalName)
-		}
-		in.flag = g
-		in.timer = time.AfterFunc(time.Hour, func() {
-			in.flag.Set(1)
-			in.fired.Store(true)
-		})
-		in.timer.Stop()
-	}
 	return nil
 }
 
 func (in *instance) close(ctx context.Context) {
-	if in.timer != nil {
-		in.timer.Stop()
-	}
+	in.unwatch()
 	_ = in.mod.Close(ctx)
 }
 
@@ -191,50 +185,6 @@ func (in *instance) writeRequest(ctx context.Context, method abi.Method, req abi
 		return fmt.Errorf("policy %q: %s: encode request: %w", in.name, method.Short(), err)
 	}
 	return nil
-}
-
-// invoke calls f with in.stack under a deadline.
-func (in *instance) invoke(ctx context.Context, f api.Function, timeout time.Duration) error {
-	switch in.opts.interrupt {
-	case InterruptWazero:
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		return f.CallWithStack(cctx, in.stack)
-	case InterruptInstrumented:
-		in.timer.Reset(timeout)
-		err := f.CallWithStack(ctx, in.stack)
-		if !in.timer.Stop() {
-			// The timer fired, or is firing: wait for its function to finish,
-			// then clear the flag if the call made it in time.
-			for !in.fired.Load() {
-				time.Sleep(time.Microsecond)
-			}
-			if err == nil {
-				in.flag.Set(0)
-				in.fired.Store(false)
-			}
-		}
-		return err
-	default:
-		return f.CallWithStack(ctx, in.stack)
-	}
-}
-
-// classify names why a call failed.
-func (in *instance) classify(err error, output string) error {
-	switch {
-	case in.fired.Load(), errors.Is(err, context.DeadlineExceeded):
-		return ErrDeadline
-	case strings.Contains(output, "out of memory"):
-		return ErrOutOfMemory
-	}
-	if exit, ok := errors.AsType[*sys.ExitError](err); ok {
-		if exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled {
-			return ErrDeadline
-		}
-		return ErrExit
-	}
-	return ErrTrap
 }
 
 // logOutput passes what a successful call printed to the log, line by line.

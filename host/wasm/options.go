@@ -28,16 +28,17 @@ const wasmPageSize = 64 << 10
 type Interrupt int
 
 const (
-	// InterruptInstrumented rewrites the module so that every loop checks a flag
-	// the host sets at the deadline; it costs a few percent. NOT SAFE for now: a
-	// runaway loop never returns to Go, so a garbage collection anywhere in the
-	// process waits for it forever (stop-the-world cannot preempt Wasm code) and
-	// the deadline timer never runs. Kept for benchmarks until the checks also
-	// poll the host (host/wasm/RATIONALE.md).
+	// InterruptInstrumented rewrites the module so that every loop iteration
+	// decrements a countdown global and, every 65536 iterations, calls a host
+	// function that fails the call once it is past its deadline (the deadline
+	// timer also zeroes the countdown, so the guest polls at once). A runaway
+	// loop thus returns to Go regularly, where the runtime can preempt it for a
+	// garbage collection. The default; it costs a few percent
+	// (host/wasm/RATIONALE.md).
 	InterruptInstrumented Interrupt = iota
 	// InterruptWazero uses wazero's WithCloseOnContextDone: each loop iteration
 	// checks in with Go, so the call stops at its deadline and the process can
-	// always stop the world. The default; it costs ~4.6× on a 1 KiB call.
+	// always stop the world. It costs ~4.6× on a 1 KiB call.
 	InterruptWazero
 	// InterruptNone does not enforce deadlines: a runaway call hangs its caller.
 	// Only for benchmarks and trusted modules.
@@ -79,7 +80,7 @@ func defaultOptions() options {
 		memoryLimit: DefaultMemoryLimit,
 		callTimeout: DefaultCallTimeout,
 		outputLimit: DefaultOutputLimit,
-		interrupt:   InterruptWazero,
+		interrupt:   InterruptInstrumented,
 		logger:      logr.FromSlogHandler(slog.Default().Handler()),
 	}
 }
@@ -130,7 +131,7 @@ func WithOutputLimit(limit int) Option {
 	}
 }
 
-// WithInterrupt selects how deadlines are enforced. Default InterruptWazero.
+// WithInterrupt selects how deadlines are enforced. Default InterruptInstrumented.
 func WithInterrupt(i Interrupt) Option {
 	return func(o *options) error {
 		if i < InterruptInstrumented || i > InterruptNone {

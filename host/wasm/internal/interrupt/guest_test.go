@@ -5,7 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"runtime/debug"
+	"runtime"
 	"testing"
 	"time"
 
@@ -27,6 +27,7 @@ type guest struct {
 	runtime wazero.Runtime
 	mod     api.Module
 	spin    api.Function
+	poll    *poller
 }
 
 // newGuest instantiates module under config as a wasip1 reactor.
@@ -36,6 +37,7 @@ func newGuest(tb testing.TB, config wazero.RuntimeConfig, module []byte) *guest 
 	r := wazero.NewRuntimeWithConfig(ctx, config)
 	tb.Cleanup(func() { r.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, r)
+	poll := providePoll(tb, r)
 	compiled, err := r.CompileModule(ctx, module)
 	if err != nil {
 		tb.Fatalf("compile: %v", err)
@@ -44,7 +46,7 @@ func newGuest(tb testing.TB, config wazero.RuntimeConfig, module []byte) *guest 
 	if err != nil {
 		tb.Fatalf("instantiate: %v", err)
 	}
-	return &guest{runtime: r, mod: mod, spin: mod.ExportedFunction("spin")}
+	return &guest{runtime: r, mod: mod, spin: mod.ExportedFunction("spin"), poll: poll}
 }
 
 // call runs spin(n) and returns its result.
@@ -86,12 +88,12 @@ func TestGoGuest(t *testing.T) {
 
 	t.Run("result unchanged", func(t *testing.T) {
 		g := newGuest(t, wazero.NewRuntimeConfigCompiler(), out)
-		flag := g.mod.ExportedGlobal(GlobalName)
-		if flag == nil {
-			t.Fatalf("global %s not exported", GlobalName)
+		countdown, ok := g.mod.ExportedGlobal(GlobalName).(api.MutableGlobal)
+		if !ok {
+			t.Fatalf("mutable global %s not exported", GlobalName)
 		}
-		if flag.Get() != 0 {
-			t.Fatalf("flag = %d, want 0", flag.Get())
+		if v := countdown.Get(); v == 0 || v > Countdown {
+			t.Fatalf("countdown = %d after _initialize, want in (0, %d]", v, Countdown)
 		}
 		got, err := g.call(ctx, 1000)
 		if err != nil || got != want {
@@ -101,13 +103,17 @@ func TestGoGuest(t *testing.T) {
 		if err != nil || api.DecodeI32(res[0]) != 42 {
 			t.Fatalf("add(2, 40) = %v, %v; want 42", res, err)
 		}
+		wantLong, _ := plain.call(ctx, 3*Countdown)
+		polls := g.poll.polls.Load()
+		if got, err := g.call(ctx, 3*Countdown); err != nil || got != wantLong {
+			t.Fatalf("spin(%d) = %d, %v; want %d", 3*Countdown, got, err, wantLong)
+		}
+		if n := g.poll.polls.Load() - polls; n < 2 || n > 4 {
+			t.Fatalf("spin(%d) polled %d times, want 2 to 4", 3*Countdown, n)
+		}
 	})
 
 	t.Run("interrupt endless loop", func(t *testing.T) {
-		// A stop-the-world pause cannot preempt a goroutine spinning in Wasm (the
-		// reason host/wasm does not use this rewrite by default yet): keep the
-		// collector off while the loop spins, so this test checks the rewrite alone.
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		g := newGuest(t, wazero.NewRuntimeConfigCompiler(), out)
 		done := make(chan error, 1)
 		go func() {
@@ -115,15 +121,23 @@ func TestGoGuest(t *testing.T) {
 			done <- err
 		}()
 		time.Sleep(50 * time.Millisecond)
-		g.mod.ExportedGlobal(GlobalName).(api.MutableGlobal).Set(1)
+		// The spinning goroutine polls, so a stop-the-world pause gets it.
+		gc := make(chan struct{})
+		go func() { runtime.GC(); close(gc) }()
+		select {
+		case <-gc:
+		case <-time.After(10 * time.Second):
+			t.Fatal("garbage collection blocked by the spinning guest")
+		}
+		g.poll.stop.Store(true)
+		g.mod.ExportedGlobal(GlobalName).(api.MutableGlobal).Set(0)
 		select {
 		case err := <-done:
-			if err == nil {
-				t.Fatal("spin(-1) returned without error after the flag was set")
+			if !errors.Is(err, errStopped) {
+				t.Fatalf("spin(-1) error = %v, want %v", err, errStopped)
 			}
-			t.Logf("spin(-1) stopped: %v", err)
 		case <-time.After(10 * time.Second):
-			t.Fatal("spin(-1) still running 10s after the flag was set")
+			t.Fatal("spin(-1) still running 10s after the poll function was told to stop")
 		}
 	})
 }
@@ -141,7 +155,7 @@ func TestInstrumentDeterministic(t *testing.T) {
 
 func TestInstrumentTwice(t *testing.T) {
 	_, _, err := Instrument(instrumentFixture(t))
-	if !errors.Is(err, errExportExists) {
-		t.Fatalf("error = %v, want %v", err, errExportExists)
+	if !errors.Is(err, errImportExists) {
+		t.Fatalf("error = %v, want %v", err, errImportExists)
 	}
 }

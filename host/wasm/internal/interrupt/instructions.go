@@ -92,7 +92,7 @@ func skipImmediate(r *wasmbin.Reader, imm immediate) error {
 	case immHeapType:
 		err = skipHeapType(r)
 	case immSelectT:
-		err = skipSelectTypes(r)
+		_, err = skipValTypes(r)
 	case immTryTable:
 		err = skipTryTable(r)
 	case immZeroByte:
@@ -189,20 +189,6 @@ func skipMemArg(r *wasmbin.Reader) error {
 	}
 	_, err = r.U64()
 	return err
-}
-
-// skipSelectTypes consumes the result type vector of a typed select.
-func skipSelectTypes(r *wasmbin.Reader) error {
-	n, err := r.U32()
-	if err != nil {
-		return err
-	}
-	for i := uint32(0); i < n; i++ {
-		if err := skipValType(r); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // skipTryTable consumes the blocktype and catch clauses of try_table.

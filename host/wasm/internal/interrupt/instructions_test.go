@@ -193,7 +193,7 @@ func TestSkipInstructionErrors(t *testing.T) {
 }
 
 func TestRewriteBody(t *testing.T) {
-	check := appendCheck(nil, 2)
+	check := appendCheck(nil, 2, 1)
 	tests := []struct {
 		name  string
 		body  []byte
@@ -218,24 +218,30 @@ func TestRewriteBody(t *testing.T) {
 			want:  b([]byte{0x00, 0x03, 0x40}, check, []byte{0x0b, 0x0b}),
 			loops: 1,
 		},
+		{
+			name:  "function indices from the poll index up move",
+			body:  []byte{0x00, 0x10, 0x00, 0x10, 0x01, 0x12, 0x05, 0xd2, 0x7f, 0x1a, 0x41, 0x10, 0x1a, 0x0b},
+			want:  []byte{0x00, 0x10, 0x00, 0x10, 0x02, 0x12, 0x06, 0xd2, 0x80, 0x01, 0x1a, 0x41, 0x10, 0x1a, 0x0b},
+			loops: 0,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, loops, err := rewriteBody([]byte{0xaa}, tt.body, 0, check)
+			got, loops, err := rewriteBody(tt.body, 0, check, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got, b([]byte{0xaa}, tt.want)) || loops != tt.loops {
-				t.Fatalf("got % x (%d loops), want aa % x (%d loops)", got, loops, tt.want, tt.loops)
+			if !bytes.Equal(got, tt.want) || loops != tt.loops {
+				t.Fatalf("got % x (%d loops), want % x (%d loops)", got, loops, tt.want, tt.loops)
 			}
 		})
 	}
 }
 
 func TestAppendCheck(t *testing.T) {
-	got := appendCheck(nil, 200)
-	want := []byte{0x23, 0xc8, 0x01, 0x04, 0x40, 0x00, 0x0b}
+	got := appendCheck(nil, 200, 3)
+	want := []byte{0x23, 0xc8, 0x01, 0x45, 0x04, 0x40, 0x10, 0x03, 0x0b, 0x23, 0xc8, 0x01, 0x41, 0x01, 0x6b, 0x24, 0xc8, 0x01}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("appendCheck(200) = % x, want % x", got, want)
+		t.Fatalf("appendCheck(200, 3) = % x, want % x", got, want)
 	}
 }

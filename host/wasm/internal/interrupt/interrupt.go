@@ -3,18 +3,28 @@
 //
 // wazero's RuntimeConfig.WithCloseOnContextDone makes the compiler insert a
 // call into the runtime at every loop header, which slows Go-compiled guests
-// down several times. Instrument instead adds a mutable i32 global, exported
-// as GlobalName, and inserts after every loop header a check of it:
+// down several times. Instrument instead adds a countdown: a mutable i32
+// global, exported as GlobalName, that every loop iteration decrements, and a
+// function import PollModule.PollName of type () -> () that the guest calls
+// whenever the countdown reads zero:
 //
-//	global.get $flag
+//	global.get $countdown
+//	i32.eqz
 //	if
-//	  unreachable
+//	  call $poll
 //	end
+//	global.get $countdown
+//	i32.const 1
+//	i32.sub
+//	global.set $countdown
 //
-// A host stops a call by setting the exported global to a non-zero value (for
-// example with api.MutableGlobal.Set(1) in wazero); the guest traps at its
-// next loop iteration. Code that runs no loop (straight-line code, host
-// calls) is not interrupted by the check.
+// The host's poll function either resets the countdown to Countdown or, past
+// the call's deadline, fails the call (a wazero host function panics). Since
+// the guest returns to the host at least every Countdown loop iterations, a
+// runaway loop still reaches points where Go can preempt its goroutine (for
+// a garbage collection, say); to stop a call at once the host also sets the
+// countdown to 0. Code that runs no loop (straight-line code, host calls) is
+// not interrupted by the check.
 //
 // The rewriter decodes every instruction of every function body, so that no
 // immediate byte is mistaken for an opcode; it fails on opcodes it does not
@@ -29,29 +39,43 @@ import (
 	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 )
 
-// GlobalName is the export name of the interrupt flag global.
-const GlobalName = "nriwasm_interrupt"
+const (
+	// GlobalName is the export name of the countdown global.
+	GlobalName = "nriwasm_interrupt_countdown"
+	// PollModule and PollName name the imported poll function, () -> ().
+	PollModule = "nriwasm"
+	PollName   = "interrupt_poll"
+	// Countdown is the initial value of the countdown global, and the value
+	// the poll function should reset it to: the number of loop iterations
+	// between two polls.
+	Countdown = 65536
+)
 
-// Instrument returns a copy of module in which every `loop` instruction of every function body
-// is followed by a check of a new mutable i32 global, exported as GlobalName, initialised to 0:
+// countdownInit is the countdown's initializer: i32.const Countdown; end.
+var countdownInit = []byte{0x7f, 0x01, opI32Const, 0x80, 0x80, 0x04, opEnd}
+
+// Instrument returns a copy of module in which every `loop` instruction of
+// every function body is followed by the countdown check (see the package
+// documentation), and the number of loops instrumented.
 //
-//	global.get $flag ; if (blocktype empty 0x40) ; unreachable ; end
+// The poll function is imported after the existing imports, so it takes
+// index F, the number of imported functions, and every defined function
+// moves up by one: Instrument renumbers calls, return calls and ref.func in
+// code and constant expressions, exports, the start function, element
+// segments and the "name" section (dropped if malformed). A type () -> () is
+// appended to the type section if there is none, and the countdown global
+// takes the last global index, so no type or global index changes.
 //
-// so that setting the global to a non-zero value from the host makes the running call trap
-// at the next loop iteration. It also returns the number of loops instrumented.
-//
-// The new global takes the last index of the global index space, so no
-// existing index changes. Instrument fails if the module already exports
-// GlobalName (for instance because it was already instrumented), if it is
-// malformed or truncated, or if a function body uses an opcode the decoder
-// does not know; errors name the byte offset in module and the function
-// index.
+// Instrument fails if the module already exports GlobalName or imports the
+// poll function (for instance because it was already instrumented), if it is
+// malformed or truncated, uses GC proposal types, or if a function body uses
+// an opcode the decoder does not know; errors name the byte offset in module
+// and the function index.
 func Instrument(module []byte) ([]byte, int, error) {
 	sections, err := wasmbin.Parse(module)
 	if err != nil {
 		return nil, 0, fmt.Errorf("interrupt: %w", err)
 	}
-
 	var imports importCounts
 	kept := sections[:0:0]
 	for _, s := range sections {
@@ -69,49 +93,80 @@ func Instrument(module []byte) ([]byte, int, error) {
 		}
 		kept = append(kept, s)
 	}
+	poll := imports.funcs
 
-	if indexOf(kept, wasmbin.SectionGlobal) < 0 {
-		kept = wasmbin.Insert(kept, wasmbin.Section{ID: wasmbin.SectionGlobal})
+	// New entries: the type, the import, the global and its export.
+	typ := section(&kept, wasmbin.SectionType)
+	payload, typeIdx, err := pollType(*typ)
+	if err != nil {
+		return nil, 0, fmt.Errorf("interrupt: type section: %w", err)
 	}
-	g := indexOf(kept, wasmbin.SectionGlobal)
-	payload, flag, err := appendGlobal(kept[g].Payload, kept[g].Offset, imports.globals)
+	typ.Payload = payload
+	imp := section(&kept, wasmbin.SectionImport)
+	entry := wasmbin.AppendName(wasmbin.AppendName(nil, PollModule), PollName)
+	entry = wasmbin.AppendU32(append(entry, kindFunc), typeIdx)
+	if imp.Payload, _, err = appendEntry(imp.Payload, imp.Offset, entry); err != nil {
+		return nil, 0, fmt.Errorf("interrupt: import section: %w", err)
+	}
+	glob := section(&kept, wasmbin.SectionGlobal)
+	if payload, err = renumberSection(*glob, poll); err != nil {
+		return nil, 0, fmt.Errorf("interrupt: global section: %w", err)
+	}
+	payload, countdown, err := appendEntry(payload, glob.Offset, countdownInit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("interrupt: global section: %w", err)
 	}
-	kept[g].Payload = payload
-
-	if indexOf(kept, wasmbin.SectionExport) < 0 {
-		kept = wasmbin.Insert(kept, wasmbin.Section{ID: wasmbin.SectionExport})
-	}
-	e := indexOf(kept, wasmbin.SectionExport)
-	if payload, err = appendExport(kept[e].Payload, kept[e].Offset, flag); err != nil {
+	glob.Payload, countdown = payload, countdown+imports.globals
+	exp := section(&kept, wasmbin.SectionExport)
+	if payload, err = renumberExports(*exp, poll); err != nil {
 		return nil, 0, fmt.Errorf("interrupt: export section: %w", err)
 	}
-	kept[e].Payload = payload
-
-	loops := 0
-	if c := indexOf(kept, wasmbin.SectionCode); c >= 0 {
-		if payload, loops, err = rewriteCode(kept[c], flag, imports.funcs); err != nil {
-			return nil, 0, fmt.Errorf("interrupt: code section: %w", err)
-		}
-		kept[c].Payload = payload
+	entry = wasmbin.AppendU32(append(wasmbin.AppendName(nil, GlobalName), kindGlobal), countdown)
+	if exp.Payload, _, err = appendEntry(payload, exp.Offset, entry); err != nil {
+		return nil, 0, fmt.Errorf("interrupt: export section: %w", err)
 	}
 
-	size := len(wasmbin.Header)
+	// Renumber the rest and instrument the code.
+	loops := 0
+	out := kept[:0]
 	for _, s := range kept {
+		switch s.ID {
+		case wasmbin.SectionType, wasmbin.SectionImport, wasmbin.SectionGlobal, wasmbin.SectionExport:
+		case wasmbin.SectionCode:
+			if s.Payload, loops, err = rewriteCode(s, appendCheck(nil, countdown, poll), poll); err != nil {
+				return nil, 0, fmt.Errorf("interrupt: code section: %w", err)
+			}
+		case wasmbin.SectionCustom:
+			name, data, err := wasmbin.SplitCustom(s)
+			if err == nil && name == "name" {
+				if s, err = renumberNames(s, data, poll); err != nil {
+					continue // a malformed name section is only debug info
+				}
+			}
+		default:
+			if s.Payload, err = renumberSection(s, poll); err != nil {
+				return nil, 0, fmt.Errorf("interrupt: section %d at offset %d: %w", s.ID, s.Offset, err)
+			}
+		}
+		out = append(out, s)
+	}
+	size := len(wasmbin.Header)
+	for _, s := range out {
 		size += 1 + 5 + len(s.Payload)
 	}
-	return wasmbin.Encode(kept, size), loops, nil
+	return wasmbin.Encode(out, size), loops, nil
 }
 
-// indexOf returns the position of the section with the given id, or -1.
-func indexOf(sections []wasmbin.Section, id byte) int {
-	for i, s := range sections {
-		if s.ID == id {
-			return i
+// section returns the section with the given id, inserting an empty one
+// (nil payload) if there is none. The pointer is valid until the next call.
+func section(sections *[]wasmbin.Section, id byte) *wasmbin.Section {
+	for i := range *sections {
+		if (*sections)[i].ID == id {
+			return &(*sections)[i]
 		}
 	}
-	return -1
+	*sections = wasmbin.Insert(*sections, wasmbin.Section{ID: id})
+	return section(sections, id)
 }
 
 // isDebugSection reports whether s is a DWARF custom section, whose code

@@ -21,6 +21,9 @@ const (
 // instance one that was already instrumented.
 var errExportExists = errors.New("export already exists")
 
+// errImportExists reports a module that already imports the poll function.
+var errImportExists = errors.New("import already exists")
+
 // importCounts holds the sizes of the imported parts of the index spaces the
 // rewrite needs.
 type importCounts struct {
@@ -29,39 +32,38 @@ type importCounts struct {
 }
 
 // countImports parses the import section and counts imported functions and
-// globals.
+// globals. It fails if the module already imports PollModule.PollName.
 func countImports(s wasmbin.Section) (importCounts, error) {
 	var c importCounts
 	r := s.Reader()
-	n, err := r.U32()
-	if err != nil {
-		return c, fmt.Errorf("import count: %w", err)
-	}
-	for i := uint32(0); i < n; i++ {
+	err := vector(r, "import", func(uint32) error {
 		kind, err := skipImport(r)
-		if err != nil {
-			return c, fmt.Errorf("import %d: %w", i, err)
-		}
 		switch kind {
 		case kindFunc:
 			c.funcs++
 		case kindGlobal:
 			c.globals++
 		}
+		return err
+	})
+	if err == nil && r.Remaining() != 0 {
+		err = fmt.Errorf("import section: %d trailing bytes: %w", r.Remaining(), wasmbin.ErrMalformed)
 	}
-	if r.Remaining() != 0 {
-		return c, fmt.Errorf("import section: %d trailing bytes: %w", r.Remaining(), wasmbin.ErrMalformed)
-	}
-	return c, nil
+	return c, err
 }
 
 // skipImport reads one import entry and returns its kind.
 func skipImport(r *wasmbin.Reader) (byte, error) {
-	if _, err := r.Name(); err != nil {
+	module, err := r.Name()
+	if err != nil {
 		return 0, fmt.Errorf("module name: %w", err)
 	}
-	if _, err := r.Name(); err != nil {
+	field, err := r.Name()
+	if err != nil {
 		return 0, fmt.Errorf("field name: %w", err)
+	}
+	if module == PollModule && field == PollName {
+		return 0, fmt.Errorf("%s.%s: %w (module already instrumented?)", module, field, errImportExists)
 	}
 	at := r.Offset()
 	kind, err := r.Byte()
@@ -131,67 +133,109 @@ func skipBound(r *wasmbin.Reader, wide bool) error {
 	return err
 }
 
-// appendGlobal returns the global section payload with the interrupt flag
-// appended (nil payload: a new section), and the flag's index.
-func appendGlobal(payload []byte, offset int, imported uint32) ([]byte, uint32, error) {
-	var defined uint32
-	var rest []byte
-	if payload != nil {
-		r := wasmbin.NewReader(payload, offset)
-		n, err := r.U32()
-		if err != nil {
-			return nil, 0, fmt.Errorf("global count: %w", err)
-		}
-		defined, rest = n, payload[len(payload)-r.Remaining():]
-	}
-	if defined == math.MaxUint32 || uint64(imported)+uint64(defined) >= math.MaxUint32 {
-		return nil, 0, fmt.Errorf("too many globals: %w", wasmbin.ErrMalformed)
-	}
-	out := wasmbin.AppendU32(make([]byte, 0, len(payload)+10), defined+1)
-	out = append(out, rest...)
-	// i32, mutable, init expression: i32.const 0; end.
-	out = append(out, 0x7f, 0x01, 0x41, 0x00, 0x0b)
-	return out, imported + defined, nil
-}
-
-// appendExport returns the export section payload (nil payload: a new
-// section) with an export of global index idx under GlobalName. It fails if
-// the name is already exported.
-func appendExport(payload []byte, offset int, idx uint32) ([]byte, error) {
+// appendEntry returns the payload of a vector section (nil payload: a new
+// section) with entry appended, and the index the entry takes among the
+// section's entries.
+func appendEntry(payload []byte, offset int, entry []byte) ([]byte, uint32, error) {
 	var count uint32
 	var rest []byte
 	if payload != nil {
 		r := wasmbin.NewReader(payload, offset)
 		n, err := r.U32()
 		if err != nil {
-			return nil, fmt.Errorf("export count: %w", err)
+			return nil, 0, fmt.Errorf("entry count: %w", err)
 		}
 		count, rest = n, payload[len(payload)-r.Remaining():]
-		for i := uint32(0); i < n; i++ {
-			name, err := r.Name()
-			if err != nil {
-				return nil, fmt.Errorf("export %d: %w", i, err)
-			}
-			if name == GlobalName {
-				return nil, fmt.Errorf("export %q: %w (module already instrumented?)", name, errExportExists)
-			}
-			if _, err := r.Byte(); err != nil { // kind
-				return nil, fmt.Errorf("export %d: %w", i, err)
-			}
-			if _, err := r.U32(); err != nil { // index
-				return nil, fmt.Errorf("export %d: %w", i, err)
-			}
-		}
-		if r.Remaining() != 0 {
-			return nil, fmt.Errorf("export section: %d trailing bytes: %w", r.Remaining(), wasmbin.ErrMalformed)
-		}
 	}
 	if count == math.MaxUint32 {
-		return nil, fmt.Errorf("too many exports: %w", wasmbin.ErrMalformed)
+		return nil, 0, fmt.Errorf("too many entries: %w", wasmbin.ErrMalformed)
 	}
-	out := wasmbin.AppendU32(make([]byte, 0, len(payload)+len(GlobalName)+12), count+1)
+	out := wasmbin.AppendU32(make([]byte, 0, len(payload)+len(entry)+5), count+1)
 	out = append(out, rest...)
-	out = wasmbin.AppendName(out, GlobalName)
-	out = append(out, kindGlobal)
-	return wasmbin.AppendU32(out, idx), nil
+	return append(out, entry...), count, nil
+}
+
+// renumberExports returns the export section payload with function indices
+// >= first incremented. It fails if GlobalName is already exported.
+func renumberExports(s wasmbin.Section, first uint32) ([]byte, error) {
+	if s.Payload == nil {
+		return nil, nil
+	}
+	e := newEditor(s.Payload, s.Offset, first)
+	r := e.reader()
+	err := vector(r, "export", func(uint32) error {
+		name, err := r.Name()
+		if err != nil {
+			return err
+		}
+		if name == GlobalName {
+			return fmt.Errorf("%q: %w (module already instrumented?)", name, errExportExists)
+		}
+		kind, err := r.Byte()
+		if err != nil {
+			return err
+		}
+		if kind == kindFunc {
+			return e.funcIdx(r)
+		}
+		_, err = r.U32()
+		return err
+	})
+	if err == nil && r.Remaining() != 0 {
+		err = fmt.Errorf("%d trailing bytes: %w", r.Remaining(), wasmbin.ErrMalformed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.finish(), nil
+}
+
+// pollType returns the type section payload with a type () -> () appended
+// unless one exists, and that type's index. It fails on the type forms of
+// the GC proposal (recursive groups, subtypes, structs, arrays).
+func pollType(s wasmbin.Section) ([]byte, uint32, error) {
+	if s.Payload == nil {
+		return appendEntry(nil, s.Offset, []byte{0x60, 0x00, 0x00})
+	}
+	r := s.Reader()
+	found := int64(-1)
+	err := vector(r, "type", func(i uint32) error {
+		at := r.Offset()
+		form, err := r.Byte()
+		if err != nil {
+			return err
+		}
+		if form != 0x60 {
+			return fmt.Errorf("%w type form 0x%02x at offset %d", errUnsupported, form, at)
+		}
+		params, err := skipValTypes(r)
+		if err != nil {
+			return err
+		}
+		results, err := skipValTypes(r)
+		if err == nil && params == 0 && results == 0 && found < 0 {
+			found = int64(i)
+		}
+		return err
+	})
+	if err == nil && r.Remaining() != 0 {
+		err = fmt.Errorf("%d trailing bytes: %w", r.Remaining(), wasmbin.ErrMalformed)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if found >= 0 {
+		return s.Payload, uint32(found), nil
+	}
+	return appendEntry(s.Payload, s.Offset, []byte{0x60, 0x00, 0x00})
+}
+
+// skipValTypes consumes a vector of value types and returns its length.
+func skipValTypes(r *wasmbin.Reader) (uint32, error) {
+	var n uint32
+	err := vector(r, "value type", func(uint32) error {
+		n++
+		return skipValType(r)
+	})
+	return n, err
 }

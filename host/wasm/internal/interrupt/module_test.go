@@ -70,16 +70,16 @@ func TestNoGlobalNoExport(t *testing.T) {
 		t.Errorf("loops = %d, want 1", loops)
 	}
 	ids := sectionIDs(t, out)
-	if want := []byte{wasmbin.SectionType, wasmbin.SectionFunction, wasmbin.SectionGlobal, wasmbin.SectionExport, wasmbin.SectionCode, wasmbin.SectionCustom}; !bytes.Equal(ids, want) {
+	if want := []byte{wasmbin.SectionType, wasmbin.SectionImport, wasmbin.SectionFunction, wasmbin.SectionGlobal, wasmbin.SectionExport, wasmbin.SectionCode, wasmbin.SectionCustom}; !bytes.Equal(ids, want) {
 		t.Errorf("section ids = %v, want %v", ids, want)
 	}
 	mod := instantiate(t, out)
-	flag := mod.ExportedGlobal(GlobalName)
-	if flag == nil {
-		t.Fatal("flag global not exported")
+	countdown := mod.ExportedGlobal(GlobalName)
+	if countdown == nil {
+		t.Fatal("countdown global not exported")
 	}
-	if _, ok := flag.(api.MutableGlobal); !ok || flag.Type() != api.ValueTypeI32 || flag.Get() != 0 {
-		t.Fatalf("flag global: mutable %v, type %v, value %d", ok, flag.Type(), flag.Get())
+	if _, ok := countdown.(api.MutableGlobal); !ok || countdown.Type() != api.ValueTypeI32 || countdown.Get() != Countdown {
+		t.Fatalf("countdown global: mutable %v, type %v, value %d", ok, countdown.Type(), countdown.Get())
 	}
 }
 
@@ -97,6 +97,7 @@ func TestImportedGlobal(t *testing.T) {
 	if _, err := r.InstantiateWithConfig(ctx, env, wazero.NewModuleConfig().WithName("env")); err != nil {
 		t.Fatal(err)
 	}
+	poll := providePoll(t, r)
 	in := wasm(
 		funcType,
 		sec(wasmbin.SectionImport, vec(b(str("env"), str("g"), []byte{kindGlobal, 0x7f, 0x00}))),
@@ -121,8 +122,8 @@ func TestImportedGlobal(t *testing.T) {
 	if !bytes.HasSuffix(out, custom("nriwasm.metadata", []byte("keep me"))) {
 		t.Error("custom section nriwasm.metadata not kept in place")
 	}
-	if !bytes.Contains(out, appendCheck(nil, 2)) {
-		t.Error("check does not read global 2")
+	if !bytes.Contains(out, appendCheck(nil, 2, 0)) {
+		t.Error("check does not use global 2 and function 0")
 	}
 	mod, err := r.Instantiate(ctx, out)
 	if err != nil {
@@ -133,9 +134,13 @@ func TestImportedGlobal(t *testing.T) {
 	if err != nil || res[0] != 7 {
 		t.Fatalf("run(1000) = %v, %v; want 7", res, err)
 	}
-	mod.ExportedGlobal(GlobalName).(api.MutableGlobal).Set(1)
-	if _, err := run.Call(ctx, 1000); err == nil || !strings.Contains(err.Error(), "unreachable") {
-		t.Fatalf("run with flag set: error = %v, want unreachable trap", err)
+	if _, err := run.Call(ctx, 3*Countdown); err != nil || poll.polls.Load() < 2 {
+		t.Fatalf("run(%d): %v after %d polls, want 2 or more", 3*Countdown, err, poll.polls.Load())
+	}
+	poll.stop.Store(true)
+	mod.ExportedGlobal(GlobalName).(api.MutableGlobal).Set(0)
+	if _, err := run.Call(ctx, 1000); !errors.Is(err, errStopped) {
+		t.Fatalf("run once stopped: error = %v, want %v", err, errStopped)
 	}
 }
 
@@ -150,6 +155,8 @@ func TestInstrumentErrors(t *testing.T) {
 	}{
 		{"empty", nil, wasmbin.ErrTruncated, "header"},
 		{"duplicate export", wasm(sec(wasmbin.SectionExport, vec(b(str(GlobalName), []byte{kindFunc, 0x00})))), errExportExists, GlobalName},
+		{"already imports poll", wasm(sec(wasmbin.SectionImport, vec(b(str(PollModule), str(PollName), []byte{kindFunc, 0x00})))), errImportExists, PollName},
+		{"GC type", wasm(sec(wasmbin.SectionType, vec([]byte{0x5f, 0x00}))), errUnsupported, "type form 0x5f"},
 		{"bad import kind", wasm(sec(wasmbin.SectionImport, vec(b(str("a"), str("b"), []byte{0x07})))), wasmbin.ErrMalformed, "import kind 0x07"},
 		{"unsupported opcode", wasm(funcType,
 			sec(wasmbin.SectionImport, vec(b(str("a"), str("b"), []byte{kindFunc, 0x00}))),
@@ -197,6 +204,7 @@ func instantiate(t *testing.T, module []byte) api.Module {
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	t.Cleanup(func() { r.Close(ctx) })
+	providePoll(t, r)
 	mod, err := r.Instantiate(ctx, module)
 	if err != nil {
 		t.Fatal(err)

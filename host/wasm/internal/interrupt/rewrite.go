@@ -7,34 +7,53 @@ import (
 	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
 )
 
-// appendCheck appends the interrupt check that follows every loop header:
+// Opcodes of the check.
+const (
+	opI32Const  byte = 0x41
+	opI32Eqz    byte = 0x45
+	opI32Sub    byte = 0x6b
+	opGlobalSet byte = 0x24
+)
+
+// appendCheck appends the check that follows every loop header:
 //
-//	global.get $flag
+//	global.get $countdown
+//	i32.eqz
 //	if (empty)
-//	  unreachable
+//	  call $poll
 //	end
-func appendCheck(dst []byte, flag uint32) []byte {
+//	global.get $countdown
+//	i32.const 1
+//	i32.sub
+//	global.set $countdown
+//
+// It leaves the operand stack as it found it, so it fits any loop type.
+func appendCheck(dst []byte, countdown, poll uint32) []byte {
 	dst = append(dst, opGlobalGet)
-	dst = wasmbin.AppendU32(dst, flag)
-	return append(dst, opIf, blockTypeEmpty, 0x00, opEnd)
+	dst = wasmbin.AppendU32(dst, countdown)
+	dst = append(dst, opI32Eqz, opIf, blockTypeEmpty, opCall)
+	dst = wasmbin.AppendU32(dst, poll)
+	dst = append(dst, opEnd, opGlobalGet)
+	dst = wasmbin.AppendU32(dst, countdown)
+	dst = append(dst, opI32Const, 0x01, opI32Sub, opGlobalSet)
+	return wasmbin.AppendU32(dst, countdown)
 }
 
-// rewriteCode returns the code section payload with the check inserted after
-// every loop header, and the number of loops instrumented. firstFunc is the
-// function index of the first body (the number of imported functions).
-func rewriteCode(s wasmbin.Section, flag, firstFunc uint32) ([]byte, int, error) {
+// rewriteCode returns the code section payload with check inserted after
+// every loop header and function indices >= poll incremented, and the number
+// of loops instrumented. poll is the index of the poll import, which is also
+// the index the first body had before the rewrite.
+func rewriteCode(s wasmbin.Section, check []byte, poll uint32) ([]byte, int, error) {
 	r := s.Reader()
 	n, err := r.U32()
 	if err != nil {
 		return nil, 0, fmt.Errorf("function body count: %w", err)
 	}
-	check := appendCheck(nil, flag)
 	out := make([]byte, 0, len(s.Payload)+len(s.Payload)/8)
 	out = wasmbin.AppendU32(out, n)
-	var body []byte // reused buffer for one rewritten body
 	loops := 0
 	for i := uint32(0); i < n; i++ {
-		fn := uint64(firstFunc) + uint64(i)
+		fn := uint64(poll) + uint64(i)
 		size, err := r.U32()
 		if err != nil {
 			return nil, 0, fmt.Errorf("size of function %d: %w", fn, err)
@@ -44,8 +63,7 @@ func rewriteCode(s wasmbin.Section, flag, firstFunc uint32) ([]byte, int, error)
 		if err != nil {
 			return nil, 0, fmt.Errorf("body of function %d: %w", fn, err)
 		}
-		var k int
-		body, k, err = rewriteBody(body[:0], src, base, check)
+		body, k, err := rewriteBody(src, base, check, poll)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%w in function %d", err, fn)
 		}
@@ -65,11 +83,11 @@ func rewriteCode(s wasmbin.Section, flag, firstFunc uint32) ([]byte, int, error)
 	return out, loops, nil
 }
 
-// rewriteBody appends to dst the function body src, which starts at module
-// offset base, with check inserted after each loop's blocktype. It returns
-// the extended dst and the number of loops found.
-func rewriteBody(dst, src []byte, base int, check []byte) ([]byte, int, error) {
-	r := wasmbin.NewReader(src, base)
+// rewriteBody returns the function body src, which starts at module offset
+// base, rewritten, and the number of loops found.
+func rewriteBody(src []byte, base int, check []byte, poll uint32) ([]byte, int, error) {
+	e := newEditor(src, base, poll)
+	r := e.reader()
 	decls, err := r.U32()
 	if err != nil {
 		return nil, 0, fmt.Errorf("locals: %w", err)
@@ -82,25 +100,9 @@ func rewriteBody(dst, src []byte, base int, check []byte) ([]byte, int, error) {
 			return nil, 0, fmt.Errorf("locals entry %d: %w", j, err)
 		}
 	}
-	copied := 0 // src[:copied] is already in dst
-	loops := 0
-	last := byte(0xff)
-	for r.Remaining() > 0 {
-		op, err := skipInstruction(r)
-		if err != nil {
-			return nil, 0, err
-		}
-		last = op
-		if op == opLoop {
-			pos := len(src) - r.Remaining()
-			dst = append(dst, src[copied:pos]...)
-			dst = append(dst, check...)
-			copied = pos
-			loops++
-		}
+	loops, err := e.instructions(r, check, false)
+	if err != nil {
+		return nil, 0, err
 	}
-	if last != opEnd {
-		return nil, 0, fmt.Errorf("body does not end with an end instruction at offset %d: %w", r.Offset(), wasmbin.ErrMalformed)
-	}
-	return append(dst, src[copied:]...), loops, nil
+	return e.finish(), loops, nil
 }

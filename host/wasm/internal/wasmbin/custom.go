@@ -6,8 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// splitCustom returns the name of a custom section and the data after it.
-func splitCustom(s Section) (string, []byte, error) {
+// SplitCustom returns the name of a custom section and its payload after
+// the name.
+func SplitCustom(s Section) (string, []byte, error) {
 	r := s.Reader()
 	name, err := r.Name()
 	if err != nil {
@@ -18,7 +19,7 @@ func splitCustom(s Section) (string, []byte, error) {
 
 // CustomName returns the name of a custom section.
 func CustomName(s Section) (string, error) {
-	name, _, err := splitCustom(s)
+	name, _, err := SplitCustom(s)
 	return name, err
 }
 
@@ -35,7 +36,7 @@ func CustomSection(module []byte, name string) (payload []byte, ok bool, err err
 		if s.ID != SectionCustom {
 			continue
 		}
-		n, data, err := splitCustom(s)
+		n, data, err := SplitCustom(s)
 		if err != nil {
 			return nil, false, fmt.Errorf("reading custom section %q: %w", name, err)
 		}
@@ -68,7 +69,7 @@ func SetCustomSection(module []byte, name string, payload []byte) ([]byte, error
 		raw := module[start:s.end()]
 		start = s.end()
 		if s.ID == SectionCustom {
-			n, _, err := splitCustom(s)
+			n, _, err := SplitCustom(s)
 			if err != nil {
 				return nil, fmt.Errorf("setting custom section %q: %w", name, err)
 			}
