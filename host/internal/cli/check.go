@@ -13,18 +13,10 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/wasm"
-	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
-type checkFlags struct {
-	policy   string
-	sysfs    string
-	cacheDir string
-	config   string
-}
-
 func newCheck() *cobra.Command {
-	var f checkFlags
+	var f policyFlags
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Load a policy against this node's topology and report what it decides",
@@ -35,10 +27,7 @@ took. Nothing on the node is changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, f) },
 	}
-	cmd.Flags().StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name or a .wasm file")
-	cmd.Flags().StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
-	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `compiled-code cache directory ("" for none)`)
-	cmd.Flags().StringVar(&f.config, "config", "", "a policy configuration file")
+	f.register(cmd.Flags())
 	return cmd
 }
 
@@ -50,21 +39,15 @@ func defaultCacheDir() string {
 	return filepath.Join(dir, "nriwasm")
 }
 
-func runCheck(cmd *cobra.Command, f checkFlags) error {
+func runCheck(cmd *cobra.Command, f policyFlags) error {
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
 	name, module, err := readPolicy(f.policy)
 	if err != nil {
 		return err
 	}
-	var config []byte
-	if f.config != "" {
-		if config, err = os.ReadFile(f.config); err != nil {
-			return fmt.Errorf("read policy config: %w", err)
-		}
-	}
 	start := time.Now()
-	topo, err := topology.Discover(f.sysfs)
+	config, topo, err := f.inputs()
 	if err != nil {
 		return err
 	}
@@ -72,11 +55,7 @@ func runCheck(cmd *cobra.Command, f checkFlags) error {
 	node, _ := os.Hostname()
 
 	start = time.Now()
-	var opts []wasm.Option
-	if f.cacheDir != "" {
-		opts = append(opts, wasm.WithCacheDir(f.cacheDir))
-	}
-	p, err := wasm.Load(ctx, name, module, opts...)
+	p, err := wasm.Load(ctx, name, module, f.wasmOptions()...)
 	if err != nil {
 		return err
 	}

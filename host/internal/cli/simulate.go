@@ -10,16 +10,11 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/internal/scenario"
-	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/wasm"
-	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
 type simulateFlags struct {
-	policy   string
-	sysfs    string
-	cacheDir string
-	config   string
+	policyFlags
 	scenario string
 	output   string
 	native   bool
@@ -39,10 +34,7 @@ byte-identical output. docs/simulate.md describes the scenario format.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, f) },
 	}
-	cmd.Flags().StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name or a .wasm file")
-	cmd.Flags().StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
-	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `compiled-code cache directory ("" for none)`)
-	cmd.Flags().StringVar(&f.config, "config", "", "a policy configuration file")
+	f.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.scenario, "scenario", "", "a scenario file (default: the bundled example)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().BoolVar(&f.native, "native", false, "run the built-in policy's Go source in-process instead of its .wasm")
@@ -58,13 +50,7 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	var config []byte
-	if f.config != "" {
-		if config, err = os.ReadFile(f.config); err != nil {
-			return fmt.Errorf("read policy config: %w", err)
-		}
-	}
-	topo, err := topology.Discover(f.sysfs)
+	config, topo, err := f.inputs()
 	if err != nil {
 		return err
 	}
@@ -85,11 +71,7 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 			return err
 		}
 		logger := logr.FromSlogHandler(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-		opts := []wasm.Option{wasm.WithRestore(runner.Init), wasm.WithLogger(logger)}
-		if f.cacheDir != "" {
-			opts = append(opts, wasm.WithCacheDir(f.cacheDir))
-		}
-		p, err := wasm.Load(ctx, name, module, opts...)
+		p, err := wasm.Load(ctx, name, module, f.wasmOptions(wasm.WithRestore(runner.Init), wasm.WithLogger(logger))...)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/policies/builtin"
+)
+
+// policyFlags are the flags of the commands that run a policy off-line, without
+// a runtime: check and simulate.
+type policyFlags struct {
+	policy   string
+	sysfs    string
+	cacheDir string
+	config   string
+}
+
+func (f *policyFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name or a .wasm file")
+	fs.StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
+	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `compiled-code cache directory ("" for none)`)
+	fs.StringVar(&f.config, "config", "", "a policy configuration file")
+}
+
+// inputs reads the policy's configuration (nil without --config) and discovers
+// the topology.
+func (f *policyFlags) inputs() ([]byte, *abi.Topology, error) {
+	var config []byte
+	if f.config != "" {
+		var err error
+		if config, err = os.ReadFile(f.config); err != nil {
+			return nil, nil, fmt.Errorf("read policy config: %w", err)
+		}
+	}
+	topo, err := topology.Discover(f.sysfs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return config, topo, nil
+}
+
+// wasmOptions are opts plus the compilation cache, when there is one.
+func (f *policyFlags) wasmOptions(opts ...wasm.Option) []wasm.Option {
+	if f.cacheDir != "" {
+		opts = append(opts, wasm.WithCacheDir(f.cacheDir))
+	}
+	return opts
+}
