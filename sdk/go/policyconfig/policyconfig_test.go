@@ -1,0 +1,115 @@
+package policyconfig_test
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
+)
+
+type level string
+
+func (l *level) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil || (s != "low" && s != "high") {
+		return fmt.Errorf("want \"low\" or \"high\", got %s", b)
+	}
+	*l = level(s)
+	return nil
+}
+
+type item struct {
+	Name  string `json:"name"`
+	Count int8   `json:"count"`
+	Level level  `json:"level"`
+}
+
+func (item) UnsupportedFields() map[string]string {
+	return map[string]string{"colour": "items have no colour here"}
+}
+
+type config struct {
+	Pin    *bool             `json:"pin"`
+	Limit  uint16            `json:"limit"`
+	Ratio  float64           `json:"ratio"`
+	Items  []item            `json:"items"`
+	Labels map[string]string `json:"labels"`
+	hidden int
+}
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc, field, msg string
+	}{
+		{"unknown top", "pinn: true", "config.pinn", "unknown field (known: items, labels, limit, pin, ratio)"},
+		{"unknown nested", "items: [{name: a}, {nme: b}]", "config.items[1].nme", "unknown field"},
+		{"unsupported", "items: [{colour: red}]", "config.items[0].colour", "not supported: items have no colour here"},
+		{"bool", "pin: maybe", "config.pin", `want true or false, got the string "maybe"`},
+		{"int range", "items: [{count: 200}]", "config.items[0].count", "200 is out of range [-128, 127]"},
+		{"uint negative", "limit: -1", "config.limit", "out of range [0, 65535]"},
+		{"not int", "limit: 1.5", "config.limit", "want a non-negative integer, got the number 1.5"},
+		{"unmarshaler", "items: [{level: mid}]", "config.items[0].level", `want "low" or "high"`},
+		{"list", "items: {name: a}", "config.items", "want a list, got an object"},
+		{"map value", "labels: {a: [1]}", "config.labels.a", "want a string, got a list"},
+		{"top", "[1, 2]", "config", "want an object, got a list"},
+		{"syntax", "a: [1", "config", "not YAML or JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c config
+			err := policyconfig.Decode([]byte(tc.doc), &c)
+			pe, ok := errors.AsType[*abi.PolicyError](err)
+			if !ok {
+				t.Fatalf("Decode(%q) = %v, want a PolicyError", tc.doc, err)
+			}
+			if pe.Code != abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT || pe.Field != tc.field || !strings.Contains(pe.Message, tc.msg) {
+				t.Errorf("Decode(%q) = %v (field %q), want field %q and a message with %q", tc.doc, pe, pe.Field, tc.field, tc.msg)
+			}
+		})
+	}
+}
+
+func TestDecodeKeepsDefaults(t *testing.T) {
+	on := true
+	c := config{Pin: &on, Limit: 7, hidden: 3}
+	if err := policyconfig.Decode([]byte("ratio: 0.5\nitems:\n- {name: a, count: -3, level: high}\npin: null\n"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Pin == nil || !*c.Pin || c.Limit != 7 || c.Ratio != 0.5 || c.hidden != 3 {
+		t.Errorf("defaults lost: %+v", c)
+	}
+	if len(c.Items) != 1 || c.Items[0] != (item{Name: "a", Count: -3, Level: "high"}) {
+		t.Errorf("items = %+v", c.Items)
+	}
+	for _, empty := range []string{"", "  \n", "null", "{}"} {
+		d := config{Limit: 9}
+		if err := policyconfig.Decode([]byte(empty), &d); err != nil || d.Limit != 9 {
+			t.Errorf("Decode(%q) = %v, limit %d", empty, err, d.Limit)
+		}
+	}
+	if err := policyconfig.Decode([]byte("{}"), c); err == nil {
+		t.Error("a non-pointer was accepted")
+	}
+}
+
+func TestPath(t *testing.T) {
+	if got := policyconfig.Path("config", "balloonTypes", 2, "minCPUs"); got != "config.balloonTypes[2].minCPUs" {
+		t.Errorf("Path = %q", got)
+	}
+	if got := policyconfig.Path("", "a", 0); got != "a[0]" {
+		t.Errorf("Path = %q", got)
+	}
+}
+
+func ExampleDecode() {
+	var cfg struct {
+		MinCPUs int `json:"minCPUs"`
+	}
+	err := policyconfig.Decode([]byte("minCPU: 2\n"), &cfg)
+	pe, _ := errors.AsType[*abi.PolicyError](err)
+	fmt.Println(pe.Field+":", pe.Message)
+	// Output: config.minCPU:: unknown field (known: minCPUs)
+}
