@@ -111,5 +111,5 @@ func ExampleDecode() {
 	err := policyconfig.Decode([]byte("minCPU: 2\n"), &cfg)
 	pe, _ := errors.AsType[*abi.PolicyError](err)
 	fmt.Println(pe.Field+":", pe.Message)
-	// Output: config.minCPU:: unknown field (known: minCPUs)
+	// Output: config.minCPU: unknown field (known: minCPUs)
 }
