@@ -112,20 +112,18 @@ func (s *state) holders(uid string) []string {
 	return ids
 }
 
-// claimsOf finds the claims a container holds: by its CDI devices (claim
-// uid's is "<driver>/cpu=claim-<uid>", the driver name from Init), or only
+// claimsOf finds the claims a container holds: by its CDI devices (the host
+// names them "<driver>/claim=<uid>-<n>", abi.ClaimOfCDIDevice), or only
 // when it has none (a runtime that does not report them), by the claims'
 // environment variables with exactly the claim's cpuset as value. A CDI
 // device of ours naming an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
 	var out []*claim
-	kind := s.driver + "/" + cdiClass + "="
 	for i, dev := range spec.GetCdiDevices() {
-		name, ok := strings.CutPrefix(dev, kind)
+		uid, ok := abi.ClaimOfCDIDevice(s.driver, dev)
 		if !ok {
 			continue
 		}
-		uid, _ := strings.CutPrefix(name, cdiNamePrefix)
 		c := s.claims[uid]
 		if c == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fmt.Sprintf("container.cdi_devices[%d]", i),

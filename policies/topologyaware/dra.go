@@ -19,8 +19,6 @@ const (
 	attrSMTEnabled   = "dra.cpu/smtEnabled"
 	capacityCPU      = "dra.cpu/cpu"
 	envPrefix        = "DRA_CPUSET_"
-	cdiClass         = "cpu"
-	cdiNamePrefix    = "claim-"
 	defaultDriver    = Name + ".nri.io"
 	conditionReady   = "Ready"
 	reasonAllocated  = "CPUsAllocated"

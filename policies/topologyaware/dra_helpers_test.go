@@ -29,7 +29,7 @@ func cpuClaim(uid string, results ...string) *abi.Claim {
 }
 
 // cdiOf is the CDI device of claim uid under the default driver name.
-func cdiOf(uid string) string { return "topology-aware.nri.io/cpu=claim-" + uid }
+func cdiOf(uid string) string { return abi.CDIDeviceName("topology-aware.nri.io", uid, 0) }
 
 // holding makes a spec hold claims through their CDI devices.
 func (s spec) holding(uids ...string) spec {

@@ -28,7 +28,7 @@
 // claim's CPUs out of the shared CPUs and answers the CDI env
 // DRA_CPUSET_<uid>=<cpuset> (the uid's '-', and anything else an env name
 // cannot hold, as '_'). A container holds the claim when its CDI devices
-// name "<driver>/cpu=claim-<uid>" (the driver name from Init, by default
+// name "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName; the driver name from Init, by default
 // topology-aware.nri.io); it is pinned to the claim's CPUs.
 //
 // Pod annotations (container form wins over pod form, which wins over the bare key):
