@@ -1,0 +1,103 @@
+// Package balloons is the balloons resource policy: containers run in
+// "balloons", sets of CPUs that inflate and deflate as containers come and
+// go, with types that say which containers a balloon takes, how big it may
+// grow, how many may exist and which CPUs it prefers. It follows
+// containers/nri-plugins' balloons policy: the same configuration fields and
+// pod annotations, so a user's configuration carries over (RATIONALE.md
+// lists where it differs).
+//
+// Configuration (YAML or JSON; unknown fields are errors naming the field):
+//
+//	reservedResources: {cpu: 750m}      # the reserved balloon: a quantity (its minCPUs) or "cpuset:0-1"
+//	availableResources: {cpu: cpuset:2-63}  # or "exclude-cpuset:..."; default: every online CPU
+//	reservedPoolNamespaces: [monitoring] # globs, besides kube-system, for the reserved balloon
+//	allocatorTopologyBalancing: false    # spread new balloons over packages/dies/nodes (true) or pack them
+//	preferSpreadOnPhysicalCores: false   # one thread per core first
+//	pinCPU: true                         # answer cpuset_cpus
+//	pinMemory: true                      # answer cpuset_mems (a type may override)
+//	preserve: {matchExpressions: [...]}  # containers left alone
+//	balloonTypes:                        # matched in list order; reserved first and default last unless listed
+//	  - name: fast
+//	    namespaces: [prod-*]             # globs
+//	    matchExpressions:                # {key, operator, values}; keys name, namespace, qosclass, id,
+//	      - {key: pod/labels/tier, operator: In, values: [fast]}  # labels/K, pod/name, pod/labels/K, ...
+//	    minCPUs: 2                       # size bounds; maxCPUs 0 = unlimited, -1 = never runs here
+//	    maxCPUs: 8
+//	    minBalloons: 1                   # created at Init (by allocatorPriority high, normal, low, none)
+//	    maxBalloons: 4                   # 0 = unlimited
+//	    allocatorPriority: high
+//	    preferNewBalloons: false         # a new balloon before filling existing ones
+//	    preferSpreadingPods: false       # a pod's containers in different balloons
+//	    preferPerNamespaceBalloon: false # one balloon per namespace
+//	    groupBy: ${pod/labels/app}       # containers with the same value share a balloon
+//	    shareIdleCPUsInSame: numa        # also use idle CPUs of the same system|package|die|numa|l2cache|core
+//	    preferCloseToDevices: [/sys/class/net/eth0]  # also /sys/bus/pci/devices/ADDR, /sys/devices/system/node/nodeN
+//	    preferIsolCpus: false            # kernel-isolated CPUs first
+//	    preferCoreType: performance      # or efficient
+//	    hideHyperthreads: false          # containers get one thread per core
+//	    memoryTypes: [DRAM]              # DRAM, HBM, PMEM
+//	    components: [{balloonType: a}, {balloonType: b}]  # a composite balloon: its CPUs are its parts'
+//	    componentCreation: all           # or balance-balloons: one part, of the type with fewest instances
+//	    publishDRADevices: false         # ours: each instance 0…maxBalloons-1 is a DRA device
+//
+// Pod annotations (container form wins over pod form, which wins over the
+// bare key):
+//
+//	balloon.balloons.resource-policy.nri.io/container.<name>: fast  # the balloon type
+//	cpu.preserve.resource-policy.nri.io/pod: "true"       # leave the CPUs alone (no balloon)
+//	memory.preserve.resource-policy.nri.io/pod: "true"    # leave the memory nodes alone
+//	hide-hyperthreads.resource-policy.nri.io/pod: "true"  # one thread per core
+//
+// DRA (publishDRADevices): one device per instance, "<type>-<n>", with
+// attributes balloonType, instance, numaNodes and socket and the capacity
+// cpu = maxCPUs. Allocating a claim binds its instance; a container whose
+// CDI devices name "<driver>/balloon=claim-<uid>" runs in it (the env
+// DRA_BALLOON_<uid>=<device> only when the runtime reports no CDI devices).
+//
+// Every answer is a function of the configuration, the topology and the calls
+// seen since Init: no clock, no randomness, and every map is sorted before it
+// reaches an answer.
+package balloons
+
+import (
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// Name and Version describe the policy.
+const (
+	Name    = "balloons"
+	Version = "0.1.0"
+)
+
+// Policy is the balloons policy. Create it with New; it is not safe for
+// concurrent use (the host serializes calls).
+type Policy struct {
+	ix *topoIndex
+	st *state // nil before Init
+}
+
+// New returns a policy ready to register.
+func New() *Policy { return &Policy{} }
+
+var (
+	_ policy.Initializer      = (*Policy)(nil)
+	_ policy.Reconfigurer     = (*Policy)(nil)
+	_ policy.Synchronizer     = (*Policy)(nil)
+	_ policy.ContainerCreator = (*Policy)(nil)
+	_ policy.ContainerUpdater = (*Policy)(nil)
+	_ policy.ContainerStopper = (*Policy)(nil)
+	_ policy.ContainerRemover = (*Policy)(nil)
+	_ policy.StateDumper      = (*Policy)(nil)
+	_ policy.DeviceProvider   = (*Policy)(nil)
+	_ policy.Allocator        = (*Policy)(nil)
+	_ policy.Releaser         = (*Policy)(nil)
+)
+
+// Describe implements policy.Policy.
+func (*Policy) Describe() policy.Description {
+	return policy.Description{
+		Name:    Name,
+		Version: Version,
+		Summary: "runs containers in balloons: CPU sets per balloon type that inflate and deflate with their containers",
+	}
+}

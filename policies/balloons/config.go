@@ -1,0 +1,362 @@
+package balloons
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
+)
+
+// Config is the policy's configuration, with nri-plugins' field names.
+type Config struct {
+	// BalloonTypes are the balloon types, matched in list order. "reserved"
+	// and "default" are built in; a config may redefine (and move) them.
+	BalloonTypes []*BalloonType `json:"balloonTypes"`
+	// ReservedResources.cpu sizes the reserved balloon: a quantity (its
+	// minCPUs) or a cpuset it prefers. Default 750m (one CPU).
+	ReservedResources Resources `json:"reservedResources"`
+	// AvailableResources.cpu is the cpuset the policy manages ("cpuset:..."
+	// or "exclude-cpuset:..."). Default: every online CPU.
+	AvailableResources Resources `json:"availableResources"`
+	// ReservedPoolNamespaces are namespace globs the reserved balloon
+	// takes, besides kube-system.
+	ReservedPoolNamespaces []string `json:"reservedPoolNamespaces"`
+	// AllocatorTopologyBalancing spreads balloons over packages, dies and
+	// NUMA nodes (true) or packs them (false, the default). A type may
+	// override it.
+	AllocatorTopologyBalancing bool `json:"allocatorTopologyBalancing"`
+	// PreferSpreadOnPhysicalCores takes one thread per core first. A type
+	// may override it.
+	PreferSpreadOnPhysicalCores bool `json:"preferSpreadOnPhysicalCores"`
+	// PinCPU answers cpuset_cpus. Default true.
+	PinCPU *bool `json:"pinCPU"`
+	// PinMemory answers cpuset_mems. Default true; a type may override it.
+	PinMemory *bool `json:"pinMemory"`
+	// Preserve.matchExpressions: containers that match are left alone.
+	Preserve *Preserve `json:"preserve"`
+}
+
+// UnsupportedFields implements policyconfig.Unsupporter.
+func (Config) UnsupportedFields() map[string]string {
+	const why = "this policy does not implement it"
+	return map[string]string{
+		"agent": "nriwasm is configured outside the policy", "log": "nriwasm is configured outside the policy",
+		"instrumentation": "nriwasm is configured outside the policy", "control": why, "loadClasses": why,
+		"schedulingClasses": why, "cpuClasses": why, "idleCPUClass": why, "turboDomain": why,
+		"controllableInterrupts": why, "showContainersInNrt": why,
+	}
+}
+
+// Preserve names containers the policy leaves alone.
+type Preserve struct {
+	MatchExpressions []Expression `json:"matchExpressions"`
+}
+
+// Resources is a resource amount of the configuration; only CPU.
+type Resources struct {
+	CPU *CPUAmount `json:"cpu"`
+}
+
+// UnsupportedFields implements policyconfig.Unsupporter.
+func (Resources) UnsupportedFields() map[string]string {
+	return map[string]string{"memory": "memory reservations are not supported by this policy"}
+}
+
+// BalloonType is one balloonTypes entry.
+type BalloonType struct {
+	Name                        string         `json:"name"`
+	Namespaces                  []string       `json:"namespaces"`
+	MatchExpressions            []Expression   `json:"matchExpressions"`
+	MinCPUs                     int            `json:"minCPUs"`
+	MaxCPUs                     int            `json:"maxCPUs"`
+	MinBalloons                 int            `json:"minBalloons"`
+	MaxBalloons                 int            `json:"maxBalloons"`
+	AllocatorPriority           Priority       `json:"allocatorPriority"`
+	PreferNewBalloons           bool           `json:"preferNewBalloons"`
+	PreferSpreadingPods         bool           `json:"preferSpreadingPods"`
+	PreferPerNamespaceBalloon   bool           `json:"preferPerNamespaceBalloon"`
+	GroupBy                     string         `json:"groupBy"`
+	ShareIdleCPUsInSame         Level          `json:"shareIdleCPUsInSame"`
+	PreferCloseToDevices        []string       `json:"preferCloseToDevices"`
+	PreferIsolCpus              bool           `json:"preferIsolCpus"`
+	PreferCoreType              CoreType       `json:"preferCoreType"`
+	PreferSpreadOnPhysicalCores *bool          `json:"preferSpreadOnPhysicalCores"`
+	AllocatorTopologyBalancing  *bool          `json:"allocatorTopologyBalancing"`
+	HideHyperthreads            *bool          `json:"hideHyperthreads"`
+	PinMemory                   *bool          `json:"pinMemory"`
+	MemoryTypes                 []MemoryType   `json:"memoryTypes"`
+	Components                  []Component    `json:"components"`
+	ComponentCreation           CreationPolicy `json:"componentCreation"`
+	// PublishDRADevices (ours): every instance of the type, 0 …
+	// maxBalloons-1, is a DRA device, created at Init.
+	PublishDRADevices bool `json:"publishDRADevices"`
+}
+
+// UnsupportedFields implements policyconfig.Unsupporter.
+func (BalloonType) UnsupportedFields() map[string]string {
+	const why = "this policy does not implement it"
+	return map[string]string{"cpuClass": why, "loads": why, "schedulingClass": why,
+		"showContainersInNrt": why, "irqClaim": why, "irqMode": why}
+}
+
+// Component is a composite balloon's part.
+type Component struct {
+	BalloonType string `json:"balloonType"`
+}
+
+// CPUAmount is reservedResources.cpu or availableResources.cpu: a quantity
+// ("2", "750m") or a cpuset ("cpuset:0-3", "exclude-cpuset:0-3").
+type CPUAmount struct {
+	// Milli is a quantity in milli-CPU; 0 for a cpuset.
+	Milli int64
+	// Set is the cpuset; Exclude inverts it.
+	Set     cpuset.Set
+	Exclude bool
+}
+
+// UnmarshalJSON accepts a string or a number.
+func (a *CPUAmount) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if u, err := strconv.Unquote(s); err == nil {
+		s = u
+	}
+	for _, p := range []struct {
+		prefix  string
+		exclude bool
+	}{{"cpuset:", false}, {"exclude-cpuset:", true}} {
+		if list, ok := strings.CutPrefix(s, p.prefix); ok {
+			set, err := cpuset.Parse(list)
+			if err != nil || set.IsEmpty() {
+				return fmt.Errorf("%q: want a non-empty CPU list after %q (e.g. %s0-3)", s, p.prefix, p.prefix)
+			}
+			*a = CPUAmount{Set: set, Exclude: p.exclude}
+			return nil
+		}
+	}
+	milli, err := parseMilliCPU(s)
+	if err != nil {
+		return err
+	}
+	*a = CPUAmount{Milli: milli}
+	return nil
+}
+
+// isSet tells whether the amount is a cpuset.
+func (a *CPUAmount) isSet() bool { return a != nil && a.Milli == 0 }
+
+// enum is a string restricted to a list of values.
+func enum(b []byte, what string, values ...string) (string, error) {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		for _, v := range values {
+			if s == v {
+				return s, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s %s: want one of %s", what, b, strings.Join(values, ", "))
+}
+
+// Priority is allocatorPriority: which types' minBalloons get CPUs first.
+type Priority string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *Priority) UnmarshalJSON(b []byte) error {
+	s, err := enum(b, "allocatorPriority", "high", "normal", "low", "none")
+	*p = Priority(s)
+	return err
+}
+
+func (p Priority) rank() int {
+	switch p {
+	case "high":
+		return 0
+	case "", "normal":
+		return 1
+	case "low":
+		return 2
+	}
+	return 3
+}
+
+// Level is a topology level: shareIdleCPUsInSame's value.
+type Level string
+
+// The levels, widest first.
+const (
+	LevelSystem  Level = "system"
+	LevelPackage Level = "package"
+	LevelDie     Level = "die"
+	LevelNUMA    Level = "numa"
+	LevelL2Cache Level = "l2cache"
+	LevelCore    Level = "core"
+)
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *Level) UnmarshalJSON(b []byte) error {
+	s, err := enum(b, "level", "system", "package", "die", "numa", "l2cache", "core")
+	*l = Level(s)
+	return err
+}
+
+// CoreType is preferCoreType.
+type CoreType string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *CoreType) UnmarshalJSON(b []byte) error {
+	s, err := enum(b, "core type", "performance", "efficient")
+	*c = CoreType(s)
+	return err
+}
+
+// MemoryType is a memoryTypes entry.
+type MemoryType string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *MemoryType) UnmarshalJSON(b []byte) error {
+	s, err := enum(b, "memory type", "DRAM", "HBM", "PMEM")
+	*m = MemoryType(s)
+	return err
+}
+
+// CreationPolicy is componentCreation.
+type CreationPolicy string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *CreationPolicy) UnmarshalJSON(b []byte) error {
+	s, err := enum(b, "componentCreation", "all", "balance-balloons")
+	*c = CreationPolicy(s)
+	return err
+}
+
+// The built-in balloon types.
+const (
+	reservedType = "reserved"
+	defaultType  = "default"
+)
+
+// ParseConfig decodes and checks a configuration. Every error is an
+// INVALID_ARGUMENT *abi.PolicyError naming the field.
+func ParseConfig(raw []byte) (*Config, error) {
+	cfg := &Config{}
+	if err := policyconfig.Decode(raw, cfg); err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func field(parts ...any) string { return policyconfig.Path(policyconfig.Root, parts...) }
+
+func (c *Config) validate() error {
+	if a := c.AvailableResources.CPU; a != nil && !a.isSet() {
+		return policyconfig.Errorf(field("availableResources", "cpu"), "want \"cpuset:LIST\" or \"exclude-cpuset:LIST\", not a quantity")
+	}
+	if err := globs(c.ReservedPoolNamespaces, "reservedPoolNamespaces"); err != nil {
+		return err
+	}
+	if c.Preserve != nil {
+		if err := checkExpressions(c.Preserve.MatchExpressions, "preserve", "matchExpressions"); err != nil {
+			return err
+		}
+	}
+	index := map[string]int{}
+	for i, t := range c.BalloonTypes {
+		if t == nil {
+			return policyconfig.Errorf(field("balloonTypes", i), "want a balloon type, got null")
+		}
+		if t.Name == "" {
+			return policyconfig.Errorf(field("balloonTypes", i, "name"), "required")
+		}
+		if j, dup := index[t.Name]; dup {
+			return policyconfig.Errorf(field("balloonTypes", i, "name"), "%q is also balloonTypes[%d]", t.Name, j)
+		}
+		index[t.Name] = i
+	}
+	for i, t := range c.BalloonTypes {
+		if err := t.validate(i, index, c.BalloonTypes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) error {
+	f := func(parts ...any) string { return field(append([]any{"balloonTypes", i}, parts...)...) }
+	switch {
+	case t.MinCPUs < 0:
+		return policyconfig.Errorf(f("minCPUs"), "%d: want 0 or more", t.MinCPUs)
+	case t.MaxCPUs < -1:
+		return policyconfig.Errorf(f("maxCPUs"), "%d: want -1 (never run), 0 (no limit) or more", t.MaxCPUs)
+	case t.MaxCPUs > 0 && t.MinCPUs > t.MaxCPUs:
+		return policyconfig.Errorf(f("minCPUs"), "%d is above maxCPUs %d", t.MinCPUs, t.MaxCPUs)
+	case t.MinBalloons < 0:
+		return policyconfig.Errorf(f("minBalloons"), "%d: want 0 or more", t.MinBalloons)
+	case t.MaxBalloons < 0:
+		return policyconfig.Errorf(f("maxBalloons"), "%d: want 0 (no limit) or more", t.MaxBalloons)
+	case t.MaxBalloons > 0 && t.MinBalloons > t.MaxBalloons:
+		return policyconfig.Errorf(f("minBalloons"), "%d is above maxBalloons %d", t.MinBalloons, t.MaxBalloons)
+	case t.ComponentCreation != "" && len(t.Components) == 0:
+		return policyconfig.Errorf(f("componentCreation"), "needs components")
+	}
+	if err := globs(t.Namespaces, "balloonTypes", i, "namespaces"); err != nil {
+		return err
+	}
+	if err := checkExpressions(t.MatchExpressions, "balloonTypes", i, "matchExpressions"); err != nil {
+		return err
+	}
+	if t.GroupBy != "" {
+		if _, err := expand(t.GroupBy, func(string) (string, bool) { return "", true }); err != nil {
+			return policyconfig.Errorf(f("groupBy"), "%v", err)
+		}
+	}
+	for j, d := range t.PreferCloseToDevices {
+		if _, err := parseDevice(d); err != nil {
+			return policyconfig.Errorf(f("preferCloseToDevices", j), "%v", err)
+		}
+	}
+	for j, comp := range t.Components {
+		k, ok := index[comp.BalloonType]
+		switch {
+		case !ok:
+			return policyconfig.Errorf(f("components", j, "balloonType"), "no balloon type %q", comp.BalloonType)
+		case k == i:
+			return policyconfig.Errorf(f("components", j, "balloonType"), "a balloon type cannot be its own component")
+		case len(all[k].Components) > 0:
+			return policyconfig.Errorf(f("components", j, "balloonType"), "%q is composite itself", comp.BalloonType)
+		}
+	}
+	if len(t.Components) > 0 && (t.Name == reservedType || t.Name == defaultType) {
+		return policyconfig.Errorf(f("components"), "the built-in %s type cannot be composite", t.Name)
+	}
+	if t.PublishDRADevices {
+		switch {
+		case t.Name == reservedType:
+			return policyconfig.Errorf(f("publishDRADevices"), "the reserved balloon cannot be a DRA device")
+		case len(t.Components) > 0:
+			return policyconfig.Errorf(f("publishDRADevices"), "composite balloons cannot be DRA devices")
+		case t.MaxBalloons < 1:
+			return policyconfig.Errorf(f("maxBalloons"), "publishDRADevices needs maxBalloons ≥ 1: one device per instance")
+		case t.MaxCPUs < 1:
+			return policyconfig.Errorf(f("maxCPUs"), "publishDRADevices needs maxCPUs ≥ 1: the device's cpu capacity")
+		case t.MinCPUs < 1:
+			return policyconfig.Errorf(f("minCPUs"), "publishDRADevices needs minCPUs ≥ 1: a device's instance has CPUs from Init on")
+		}
+	}
+	return nil
+}
+
+func globs(list []string, parts ...any) error {
+	for i, g := range list {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			return policyconfig.Errorf(field(append(parts, i)...), "bad namespace glob %q", g)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package balloons
+
+import (
+	"encoding/json"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Dump is the policy's state as DumpState answers it (JSON).
+type Dump struct {
+	Available  string          `json:"available"`
+	Reserved   string          `json:"reserved,omitempty"`
+	Free       string          `json:"free"`
+	Balloons   []DumpBalloon   `json:"balloons"`
+	Containers []DumpContainer `json:"containers"`
+}
+
+// DumpBalloon is one balloon.
+type DumpBalloon struct {
+	Name         string   `json:"name"`
+	Type         string   `json:"type"`
+	Instance     int      `json:"instance"`
+	CPUs         string   `json:"cpus"`
+	SharedIdle   string   `json:"sharedIdle,omitempty"`
+	Parts        []string `json:"parts,omitempty"`
+	RequestMilli int64    `json:"requestMilli"`
+	MinCPUs      int      `json:"minCPUs"`
+	MaxCPUs      int      `json:"maxCPUs"`
+	Containers   []string `json:"containers"`
+	Claim        string   `json:"claim,omitempty"`
+	Device       string   `json:"device,omitempty"`
+}
+
+// DumpContainer is one container.
+type DumpContainer struct {
+	ID        string `json:"id"`
+	Namespace string `json:"namespace"`
+	Balloon   string `json:"balloon,omitempty"`
+	CPUs      string `json:"cpus"`
+	Mems      string `json:"mems"`
+	Milli     int64  `json:"requestMilli"`
+	HideHT    bool   `json:"hideHyperthreads,omitempty"`
+}
+
+// DumpState implements policy.StateDumper.
+func (p *Policy) DumpState(*abi.DumpStateRequest) (*abi.DumpStateResponse, error) {
+	js, err := json.Marshal(p.st.dump())
+	if err != nil {
+		return nil, err
+	}
+	return &abi.DumpStateResponse{Json: js}, nil
+}
+
+func (s *state) dump() Dump {
+	d := Dump{Available: s.available.String(), Reserved: s.reservedSet.String(), Free: s.free.String(),
+		Balloons: []DumpBalloon{}, Containers: []DumpContainer{}}
+	for _, b := range s.balloons {
+		db := DumpBalloon{Name: b.name(), Type: b.t.Name, Instance: b.inst, CPUs: b.cpus.String(), SharedIdle: b.shared.String(),
+			RequestMilli: b.milli, MinCPUs: b.t.MinCPUs, MaxCPUs: b.t.MaxCPUs, Containers: sortedKeys(b.ctrs), Claim: b.claim}
+		for _, p := range b.parts {
+			db.Parts = append(db.Parts, p.name()+":"+p.cpus.String())
+		}
+		if b.t.PublishDRADevices {
+			db.Device = deviceName(b.t.Name, b.inst)
+		}
+		d.Balloons = append(d.Balloons, db)
+	}
+	for _, id := range sortedKeys(s.ctrs) {
+		c := s.ctrs[id]
+		dc := DumpContainer{ID: id, Namespace: c.ns, CPUs: c.cpus, Mems: c.mems, Milli: c.milli, HideHT: c.hideHT}
+		if c.b != nil {
+			dc.Balloon = c.b.name()
+		}
+		d.Containers = append(d.Containers, dc)
+	}
+	return d
+}

@@ -1,0 +1,222 @@
+package balloons
+
+import (
+	"cmp"
+	"slices"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// podSpec is what a container was created with, kept to place it again on
+// Reconfigure.
+type podSpec struct {
+	pod  *abi.PodSandbox
+	spec *abi.Container
+}
+
+// Init implements policy.Initializer: it parses the configuration, takes
+// back every balloon and container of restore, then creates the balloons
+// each type keeps at least.
+func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
+	cfg, err := ParseConfig(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	ix, err := newTopoIndex(r.GetTopology())
+	if err != nil {
+		return nil, err
+	}
+	driver := r.GetDriverName()
+	if driver == "" {
+		driver = defaultDriver
+	}
+	st, err := newState(cfg, ix, driver)
+	if err != nil {
+		return nil, err
+	}
+	st.restore(r.GetRestore())
+	if err := st.createMinBalloons(); err != nil {
+		return nil, err
+	}
+	st.reshare()
+	p.ix, p.st = ix, st
+	return &abi.InitResponse{WantsDra: st.wantsDRA()}, nil
+}
+
+// adjustment is what c gets at creation.
+func (c *container) adjustment() *abi.ContainerAdjustment {
+	a := &abi.ContainerAdjustment{CpusetCpus: c.cpus, CpusetMems: c.mems}
+	if c.b != nil {
+		a.Annotations = map[string]string{keyAssigned: c.b.name()}
+	}
+	return a
+}
+
+// CreateContainer implements policy.ContainerCreator.
+func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+	spec := r.GetContainer()
+	if spec.GetId() == "" {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
+	}
+	if c := p.st.ctrs[spec.GetId()]; c != nil {
+		// A repeated create answers what the first one was given.
+		return &abi.CreateContainerResponse{Adjustment: c.adjustment()}, nil
+	}
+	c, err := p.st.create(r.GetPod(), spec)
+	if err != nil {
+		return nil, err
+	}
+	updates := p.st.updates(c.id)
+	return &abi.CreateContainerResponse{Adjustment: c.adjustment(), Updates: updates}, nil
+}
+
+// create places a container and remembers its spec.
+func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
+	c, err := s.place(pod, spec)
+	if err != nil {
+		clear(s.dirty) // nothing changed
+		return nil, err
+	}
+	s.specs[c.id] = podSpec{pod: pod.CloneVT(), spec: spec.CloneVT()}
+	return c, nil
+}
+
+// UpdateContainer implements policy.ContainerUpdater: the container's
+// balloon inflates or deflates to its new request; every container of the
+// balloon, this one included, is told its new CPUs.
+func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateContainerResponse, error) {
+	s := p.st
+	id := r.GetContainer().GetId()
+	c := s.ctrs[id]
+	if c == nil {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_NOT_FOUND, "container.id", "container %q is not known", id)
+	}
+	milli := r.GetResources().GetCpuRequestMilli()
+	if c.b != nil && milli != c.milli {
+		b := c.b
+		if err := s.resize(b, max(1, b.milli-c.milli+milli)); err != nil {
+			clear(s.dirty)
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli", "%dm: %v", milli, err)
+		}
+		b.milli += milli - c.milli
+		s.dirty[b] = true
+	}
+	c.milli = milli
+	if ps, ok := s.specs[id]; ok {
+		ps.spec.Resources = r.GetResources().CloneVT()
+	}
+	return &abi.UpdateContainerResponse{Updates: s.updates("")}, nil
+}
+
+// StopContainer implements policy.ContainerStopper: a stopped container
+// leaves its balloon at once.
+func (p *Policy) StopContainer(r *abi.StopContainerRequest) (*abi.StopContainerResponse, error) {
+	p.st.forget(r.GetContainer().GetId())
+	return &abi.StopContainerResponse{Updates: p.st.updates("")}, nil
+}
+
+// RemoveContainer implements policy.ContainerRemover.
+func (p *Policy) RemoveContainer(r *abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error) {
+	p.st.forget(r.GetContainer().GetId())
+	return &abi.RemoveContainerResponse{Updates: p.st.updates("")}, nil
+}
+
+func (s *state) forget(id string) {
+	s.remove(id)
+	delete(s.specs, id)
+}
+
+// Synchronize implements policy.Synchronizer: containers the runtime no
+// longer runs are forgotten, unknown ones are placed (and told so by an
+// update).
+func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeResponse, error) {
+	s := p.st
+	live := map[string]bool{}
+	var fresh []*abi.Container
+	for _, c := range r.GetContainers() {
+		if c.GetState() == abi.ContainerState_CONTAINER_STATE_STOPPED || c.GetId() == "" || live[c.GetId()] {
+			continue
+		}
+		live[c.GetId()] = true
+		if s.ctrs[c.GetId()] == nil {
+			fresh = append(fresh, c)
+		}
+	}
+	for _, id := range sortedKeys(s.ctrs) {
+		if !live[id] {
+			s.forget(id)
+		}
+	}
+	pods := map[string]*abi.PodSandbox{}
+	for _, pod := range r.GetPods() {
+		pods[pod.GetId()] = pod
+	}
+	slices.SortFunc(fresh, func(a, b *abi.Container) int { return cmp.Compare(a.GetId(), b.GetId()) })
+	for _, spec := range fresh {
+		c, err := s.create(pods[spec.GetPodSandboxId()], spec)
+		if err != nil {
+			// It runs already: leave it where it is rather than refuse the sync.
+			policy.Log.Warnf("synchronize: container %s left unmanaged: %v", spec.GetId(), err)
+			continue
+		}
+		if c.b != nil {
+			s.dirty[c.b] = true
+			c.cpus, c.mems = "", "" // not given yet: the update gives it
+		}
+	}
+	return &abi.SynchronizeResponse{Updates: s.updates("")}, nil
+}
+
+// Reconfigure implements policy.Reconfigurer: the new configuration gets a
+// fresh state; prepared claims stay bound to the instance of the same
+// device (a configuration without it is refused), every container is
+// placed again (in id order) and answers an update where its CPUs or memory
+// nodes changed. On any error the old configuration stays in force.
+func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureResponse, error) {
+	cfg, err := ParseConfig(r.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	old := p.st
+	st, err := newState(cfg, p.ix, old.driver)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.createMinBalloons(); err != nil {
+		return nil, err
+	}
+	for _, uid := range sortedKeys(old.claims) {
+		oc := old.claims[uid]
+		dev := deviceName(oc.b.t.Name, oc.b.inst)
+		b := st.device(dev)
+		if b == nil {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field("balloonTypes"),
+				"claim %s is bound to DRA device %s, which the new configuration does not publish", uid, dev)
+		}
+		st.bind(oc.spec, b).devices = oc.devices
+	}
+	for _, id := range sortedKeys(old.ctrs) {
+		ps := old.specs[id]
+		if _, err := st.create(ps.pod, ps.spec); err != nil {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field(), "container %s no longer fits: %v", id, err)
+		}
+	}
+	st.updates("") // settles every container's CPUs; the diff below answers
+	var updates []*abi.ContainerUpdate
+	for _, id := range sortedKeys(st.ctrs) {
+		c, o := st.ctrs[id], old.ctrs[id]
+		u := &abi.ContainerUpdate{ContainerId: id}
+		if c.cpus != o.cpus && c.cpus != "" {
+			u.CpusetCpus = c.cpus
+		}
+		if c.mems != o.mems && c.mems != "" {
+			u.CpusetMems = c.mems
+		}
+		if u.CpusetCpus != "" || u.CpusetMems != "" {
+			updates = append(updates, u)
+		}
+	}
+	p.st = st
+	return &abi.ReconfigureResponse{WantsDra: st.wantsDRA(), Updates: updates}, nil
+}

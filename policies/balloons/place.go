@@ -1,0 +1,309 @@
+package balloons
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// The pod annotation keys the policy reads, as nri-plugins names them. Each is
+// looked up as key+"/container."+name, then key+"/pod", then key itself.
+const (
+	annotationDomain    = "resource-policy.nri.io"
+	keyBalloon          = "balloon.balloons." + annotationDomain
+	keyPreserveCPU      = "cpu.preserve." + annotationDomain
+	keyPreserveMemory   = "memory.preserve." + annotationDomain
+	keyHideHyperthreads = "hide-hyperthreads." + annotationDomain
+	// keyAssigned (ours) is set on every placed container: "TYPE[INSTANCE]",
+	// so a restart finds each container's balloon again.
+	keyAssigned = "balloons.nriwasm.io/balloon"
+)
+
+// effectiveAnnotation finds key for container c of pod: the container-scoped
+// form first, then the pod-scoped form, then the bare key.
+func effectiveAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string, string, bool) {
+	if len(pod.GetAnnotations()) == 0 {
+		return "", "", false
+	}
+	for _, k := range []string{key + "/container." + c.GetName(), key + "/pod", key} {
+		if v, ok := pod.GetAnnotations()[k]; ok {
+			return k, v, true
+		}
+	}
+	return "", "", false
+}
+
+func boolAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (value, set bool) {
+	k, v, ok := effectiveAnnotation(pod, c, key)
+	if !ok {
+		return false, false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		policy.Log.Warnf("container %s: ignoring annotation %s=%q: not a boolean", c.GetId(), k, v)
+		return false, false
+	}
+	return b, true
+}
+
+// preserved tells whether the policy leaves c's CPUs alone: the
+// cpu.preserve annotation, or the preserve.matchExpressions.
+func (s *state) preserved(pod *abi.PodSandbox, c *abi.Container) bool {
+	if _, v, ok := effectiveAnnotation(pod, c, keyPreserveCPU); ok && v == "true" {
+		return true
+	}
+	if s.cfg.Preserve != nil {
+		for i := range s.cfg.Preserve.MatchExpressions {
+			if s.cfg.Preserve.MatchExpressions[i].matches(pod, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// chooseType picks c's balloon type: the balloon annotation, then the first
+// type (in list order) whose matchExpressions or namespaces match, then
+// default. Types published as DRA devices are reached only through claims.
+func (s *state) chooseType(pod *abi.PodSandbox, c *abi.Container) (*btype, error) {
+	if k, name, ok := effectiveAnnotation(pod, c, keyBalloon); ok {
+		t := s.byName[name]
+		f := "pod.annotations[" + k + "]"
+		switch {
+		case t == nil:
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, f, "no balloon type %q", name)
+		case t.PublishDRADevices:
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, f, "balloon type %q is reached through DRA claims only", name)
+		}
+		return t, nil
+	}
+	ns := namespaceOf(pod, c)
+	for _, t := range s.types {
+		if t.PublishDRADevices {
+			continue
+		}
+		for i := range t.MatchExpressions {
+			if t.MatchExpressions[i].matches(pod, c) {
+				return t, nil
+			}
+		}
+		for _, g := range t.Namespaces {
+			if ok, _ := path.Match(g, ns); ok {
+				return t, nil
+			}
+		}
+	}
+	return s.deflt, nil
+}
+
+// newContainer records what the policy needs of a container.
+func (s *state) newContainer(pod *abi.PodSandbox, spec *abi.Container) *container {
+	c := &container{id: strings.Clone(spec.GetId()), pod: strings.Clone(spec.GetPodSandboxId()), name: strings.Clone(spec.GetName()),
+		ns: strings.Clone(namespaceOf(pod, spec)), milli: spec.GetResources().GetCpuRequestMilli()}
+	if _, v, ok := effectiveAnnotation(pod, spec, keyPreserveMemory); ok && v == "true" {
+		c.keepMems = true
+	}
+	return c
+}
+
+// place puts a new container into a balloon, inflating or creating one. On
+// an error nothing changed.
+func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
+	c := s.newContainer(pod, spec)
+	if s.preserved(pod, spec) {
+		s.ctrs[c.id] = c
+		return c, nil
+	}
+	claims, err := s.claimsOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	var b *balloon
+	if len(claims) > 0 {
+		if b, err = s.claimBalloon(claims); err != nil {
+			return nil, err
+		}
+		if room := int64(s.maxCPUs(b))*1000 - b.milli; room < c.milli {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli",
+				"%dm does not fit in claim %s's balloon %s: %dm left", c.milli, claims[0].uid, b.name(), room)
+		}
+		c.claims = []string{claims[0].uid}
+	} else {
+		t, err := s.chooseType(pod, spec)
+		if err != nil {
+			return nil, err
+		}
+		if t.MaxCPUs == -1 {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container", "balloon type %s has maxCPUs -1: its containers do not run on this node", t.Name)
+		}
+		if t.GroupBy != "" {
+			c.group, _ = expand(t.GroupBy, func(k string) (string, bool) { return keyValue(k, pod, spec) })
+		}
+		if b, err = s.chooseBalloon(t, c); err != nil {
+			return nil, err
+		}
+	}
+	c.hideHT = b.t.hideHT
+	if v, ok := boolAnnotation(pod, spec, keyHideHyperthreads); ok {
+		c.hideHT = v
+	}
+	// At least one CPU, even for best-effort containers: an empty cpuset
+	// would mean every CPU.
+	if err := s.resize(b, max(1, b.milli+c.milli)); err != nil {
+		if b.milli == 0 && len(b.ctrs) == 0 && s.count(b.t) > b.t.MinBalloons {
+			s.deleteBalloon(b)
+		}
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli", "%dm: %v", c.milli, err)
+	}
+	s.join(c, b)
+	return c, nil
+}
+
+// join adds c to b.
+func (s *state) join(c *container, b *balloon) {
+	c.b = b
+	b.ctrs[c.id] = c
+	b.milli += c.milli
+	b.pods[c.pod]++
+	b.nss[c.ns]++
+	if c.group != "" {
+		b.groups[c.group]++
+	}
+	s.ctrs[c.id] = c
+	c.cpus, c.mems = s.pinContainer(c)
+}
+
+// remove forgets a container; its balloon deflates, or goes when it is
+// empty and its type has more than minBalloons.
+func (s *state) remove(id string) {
+	c := s.ctrs[id]
+	if c == nil {
+		return
+	}
+	delete(s.ctrs, id)
+	b := c.b
+	if b == nil {
+		return
+	}
+	delete(b.ctrs, id)
+	b.milli -= c.milli
+	dec := func(m map[string]int, k string) {
+		if m[k]--; m[k] <= 0 {
+			delete(m, k)
+		}
+	}
+	dec(b.pods, c.pod)
+	dec(b.nss, c.ns)
+	if c.group != "" {
+		dec(b.groups, c.group)
+	}
+	s.dirty[b] = true
+	if len(b.ctrs) == 0 {
+		_ = s.resize(b, 0) // deflating never fails
+		if s.countOwn(b.t) > b.t.MinBalloons && b.claim == "" {
+			s.deleteBalloon(b)
+		}
+		return
+	}
+	_ = s.resize(b, max(1, b.milli))
+}
+
+// chooseBalloon picks an instance of t for c the way nri-plugins' fill
+// methods do: the balloon of c's group, of its pod (unless
+// preferSpreadingPods), of its namespace (preferPerNamespaceBalloon), then
+// existing balloons with room (without inflating, then inflating) and a new
+// one, or with preferNewBalloons a new one first. Among candidates the one
+// with the most room wins, then the one with fewest containers.
+func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
+	type method int
+	const (
+		sameGroup method = iota
+		samePod
+		sameNamespace
+		newBalloon
+		balanced
+		balancedInflate
+	)
+	var chain []method
+	if t.GroupBy != "" {
+		chain = append(chain, sameGroup)
+	}
+	if !t.PreferSpreadingPods {
+		chain = append(chain, samePod)
+	}
+	if t.PreferPerNamespaceBalloon {
+		chain = append(chain, sameNamespace, newBalloon)
+	}
+	if t.PreferNewBalloons {
+		chain = append(chain, newBalloon, balanced, balancedInflate)
+	} else {
+		chain = append(chain, balanced, balancedInflate, newBalloon)
+	}
+	room := func(b *balloon) int64 { return int64(b.cpus.Size())*1000 - b.milli }
+	maxRoom := func(b *balloon) int64 { return int64(s.maxCPUs(b))*1000 - b.milli }
+	var lastErr error
+	for _, m := range chain {
+		var cands []*balloon
+		by := maxRoom
+		for _, b := range s.balloons {
+			if b.t != t || b.claim != "" {
+				continue
+			}
+			ok := false
+			switch m {
+			case sameGroup:
+				ok = b.groups[c.group] > 0 && maxRoom(b) >= c.milli
+			case samePod:
+				ok = b.pods[c.pod] > 0 && maxRoom(b) >= c.milli
+			case sameNamespace:
+				ok = b.nss[c.ns] > 0 && maxRoom(b) >= c.milli
+			case newBalloon:
+				ok = len(b.ctrs) == 0 && maxRoom(b) >= c.milli
+			case balanced:
+				ok, by = room(b) >= c.milli, room
+			case balancedInflate:
+				ok = maxRoom(b) >= c.milli
+			}
+			if ok {
+				cands = append(cands, b)
+			}
+		}
+		if m == newBalloon && len(cands) == 0 {
+			b, err := s.tryNew(t, c)
+			if b != nil {
+				return b, nil
+			}
+			lastErr = err
+			continue
+		}
+		if len(cands) > 0 {
+			return slices.MinFunc(cands, func(x, y *balloon) int {
+				return cmp.Or(cmp.Compare(by(y), by(x)), cmp.Compare(len(x.ctrs), len(y.ctrs)))
+			}), nil
+		}
+	}
+	if lastErr == nil {
+		lastErr = fmt.Errorf("no %s balloon has room and no new one can be created", t.Name)
+	}
+	return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli", "%dm: %v", c.milli, lastErr)
+}
+
+// tryNew creates a balloon of t for c if one may exist and c fits in it.
+func (s *state) tryNew(t *btype, c *container) (*balloon, error) {
+	need := max(1, int((c.milli+999)/1000), t.MinCPUs)
+	switch {
+	case t.MaxBalloons > 0 && s.countOwn(t) >= t.MaxBalloons:
+		return nil, fmt.Errorf("balloon type %s has its maxBalloons (%d)", t.Name, t.MaxBalloons)
+	case t.MaxCPUs > 0 && int64(t.MaxCPUs)*1000 < c.milli:
+		return nil, fmt.Errorf("above balloon type %s's maxCPUs (%d)", t.Name, t.MaxCPUs)
+	case s.free.Size() < need:
+		return nil, fmt.Errorf("a new %s balloon needs %d CPUs, %d are free", t.Name, need, s.free.Size())
+	}
+	return s.newBalloon(t)
+}

@@ -1,0 +1,341 @@
+package balloons
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// cpuInfo is what allocation needs to know about one online CPU. The group
+// keys (die, core, l2) are node-wide unique indexes.
+type cpuInfo struct {
+	pkg, die, node, core, l2 int32
+	coreType                 abi.CoreType
+}
+
+// topoIndex indexes the topology Init carried.
+type topoIndex struct {
+	cpus     []cpuInfo // by CPU id; only the online ones are filled in
+	online   cpuset.Set
+	isolated cpuset.Set
+	// cores lists each core's threads, by core key.
+	cores [][]uint32
+	nodes map[uint32]*abi.NUMANode
+	// nodeIDs are the nodes, sorted; cpuNodes those with CPUs.
+	nodeIDs  []uint32
+	nodeCPUs map[uint32]cpuset.Set
+	topo     *abi.Topology
+	// dims are how many cores, L2 caches, nodes, dies and packages the
+	// group keys range over.
+	dims struct{ core, l2, node, die, pkg int }
+	// groups are, per level, the CPUs of each group (by group key).
+	groups map[Level]map[int32]cpuset.Set
+}
+
+func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
+	if len(t.GetCpus()) == 0 {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "the topology lists no online CPU")
+	}
+	maxID := uint32(0)
+	for _, c := range t.GetCpus() {
+		maxID = max(maxID, c.Id)
+	}
+	if maxID >= 1<<20 {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "CPU id %d is out of range", maxID)
+	}
+	ix := &topoIndex{cpus: make([]cpuInfo, maxID+1), nodes: map[uint32]*abi.NUMANode{}, nodeCPUs: map[uint32]cpuset.Set{}, topo: t}
+	l2 := map[uint32]bool{}
+	for _, c := range t.GetCaches() {
+		if c.Level == 2 {
+			l2[c.Id] = true
+		}
+	}
+	dies, cores, l2s := map[[2]uint32]int32{}, map[uint32]int32{}, map[uint32]int32{}
+	key := func(m map[uint32]int32, k uint32) int32 {
+		if v, ok := m[k]; ok {
+			return v
+		}
+		m[k] = int32(len(m))
+		return m[k]
+	}
+	var online, isolated []uint32
+	perNode := map[uint32][]uint32{}
+	for _, c := range t.GetCpus() {
+		first := c.Id
+		if sib := c.GetThreadSiblings(); len(sib) > 0 {
+			first = min(sib[0], c.Id)
+		}
+		d, ok := dies[[2]uint32{c.PackageId, c.DieId}]
+		if !ok {
+			d = int32(len(dies))
+			dies[[2]uint32{c.PackageId, c.DieId}] = d
+		}
+		info := cpuInfo{pkg: int32(c.PackageId), die: d, node: int32(c.NumaNode), core: key(cores, first), l2: -1, coreType: c.CoreType}
+		for _, id := range c.GetCacheIds() {
+			if l2[id] {
+				info.l2 = key(l2s, id)
+			}
+		}
+		if int(info.core) == len(ix.cores) {
+			ix.cores = append(ix.cores, nil)
+		}
+		ix.cores[info.core] = append(ix.cores[info.core], c.Id)
+		ix.cpus[c.Id] = info
+		online = append(online, c.Id)
+		perNode[c.NumaNode] = append(perNode[c.NumaNode], c.Id)
+		if c.Isolated {
+			isolated = append(isolated, c.Id)
+		}
+	}
+	ix.online, ix.isolated = cpuset.New(online...), cpuset.New(isolated...)
+	ix.dims.core, ix.dims.l2, ix.dims.die = len(cores), len(l2s), len(dies)
+	for _, id := range online {
+		ix.dims.node = max(ix.dims.node, int(ix.cpus[id].node)+1)
+		ix.dims.pkg = max(ix.dims.pkg, int(ix.cpus[id].pkg)+1)
+	}
+	if ix.dims.node > 1<<16 || ix.dims.pkg > 1<<16 {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "NUMA node or package id out of range")
+	}
+	for n, ids := range perNode {
+		ix.nodeCPUs[n] = cpuset.New(ids...)
+	}
+	var ids []uint32
+	for _, n := range t.GetNumaNodes() {
+		ix.nodes[n.Id] = n
+		ids = append(ids, n.Id)
+	}
+	ix.nodeIDs = cpuset.New(ids...).Sorted()
+	ix.groups = map[Level]map[int32]cpuset.Set{}
+	for _, lvl := range []Level{LevelSystem, LevelPackage, LevelDie, LevelNUMA, LevelL2Cache, LevelCore} {
+		byKey := map[int32][]uint32{}
+		for _, id := range online {
+			k := ix.groupKey(lvl, id)
+			byKey[k] = append(byKey[k], id)
+		}
+		ix.groups[lvl] = map[int32]cpuset.Set{}
+		for k, ids := range byKey {
+			ix.groups[lvl][k] = cpuset.New(ids...)
+		}
+	}
+	return ix, nil
+}
+
+// groupKey is CPU id's group at a level.
+func (ix *topoIndex) groupKey(lvl Level, id uint32) int32 {
+	c := ix.cpus[id]
+	switch lvl {
+	case LevelPackage:
+		return c.pkg
+	case LevelDie:
+		return c.die
+	case LevelNUMA:
+		return c.node
+	case LevelL2Cache:
+		if c.l2 >= 0 {
+			return c.l2
+		}
+		return -1 - c.core
+	case LevelCore:
+		return c.core
+	}
+	return 0
+}
+
+// within returns the CPUs of every group at lvl that holds one of cpus.
+func (ix *topoIndex) within(lvl Level, cpus cpuset.Set) cpuset.Set {
+	seen := map[int32]bool{}
+	var out cpuset.Set
+	for _, id := range cpus.Sorted() {
+		k := ix.groupKey(lvl, id)
+		if !seen[k] {
+			seen[k] = true
+			out = out.Union(ix.groups[lvl][k])
+		}
+	}
+	return out
+}
+
+// singleThreads keeps one thread, the lowest, of each core in cpus.
+func (ix *topoIndex) singleThreads(cpus cpuset.Set) cpuset.Set {
+	seen := map[int32]bool{}
+	var ids []uint32
+	for _, id := range cpus.Sorted() {
+		if k := ix.cpus[id].core; !seen[k] {
+			seen[k] = true
+			ids = append(ids, id)
+		}
+	}
+	return cpuset.New(ids...)
+}
+
+// nodesOf are the NUMA nodes of cpus.
+func (ix *topoIndex) nodesOf(cpus cpuset.Set) cpuset.Set {
+	var ids []uint32
+	for _, id := range cpus.Sorted() {
+		if n := uint32(ix.cpus[id].node); len(ids) == 0 || ids[len(ids)-1] != n {
+			ids = append(ids, n)
+		}
+	}
+	return cpuset.New(ids...)
+}
+
+// packagesOf are the packages of cpus.
+func (ix *topoIndex) packagesOf(cpus cpuset.Set) cpuset.Set {
+	var ids []uint32
+	for _, id := range cpus.Sorted() {
+		ids = append(ids, uint32(ix.cpus[id].pkg))
+	}
+	return cpuset.New(ids...)
+}
+
+// coreTypeCPUs are the CPUs of a core type.
+func (ix *topoIndex) coreTypeCPUs(t CoreType) cpuset.Set {
+	want := abi.CoreType_CORE_TYPE_PERFORMANCE
+	if t == "efficient" {
+		want = abi.CoreType_CORE_TYPE_EFFICIENT
+	}
+	var ids []uint32
+	for _, id := range ix.online.Sorted() {
+		if ix.cpus[id].coreType == want {
+			ids = append(ids, id)
+		}
+	}
+	return cpuset.New(ids...)
+}
+
+// device is a preferCloseToDevices entry.
+type device struct {
+	kind, name string
+}
+
+// parseDevice reads the device forms the policy resolves from the topology
+// Init carries: /sys/class/net/IFACE, /sys/bus/pci/devices/ADDRESS,
+// /sys/devices/system/node/nodeN and /sys/devices/system/cpu/cpuN.
+func parseDevice(s string) (device, error) {
+	for _, p := range []struct{ prefix, kind string }{
+		{"/sys/class/net/", "net"}, {"/sys/bus/pci/devices/", "pci"},
+		{"/sys/devices/system/node/node", "node"}, {"/sys/devices/system/cpu/cpu", "cpu"},
+	} {
+		if name, ok := strings.CutPrefix(s, p.prefix); ok && name != "" && !strings.Contains(name, "/") {
+			if p.kind == "node" || p.kind == "cpu" {
+				if _, err := strconv.ParseUint(name, 10, 32); err != nil {
+					break
+				}
+			}
+			return device{kind: p.kind, name: name}, nil
+		}
+	}
+	return device{}, fmt.Errorf("device %q: want /sys/class/net/IFACE, /sys/bus/pci/devices/ADDRESS, /sys/devices/system/node/nodeN or /sys/devices/system/cpu/cpuN", s)
+}
+
+// deviceCPUs are the CPUs close to a device: a PCI device's local CPUs, a
+// network interface's NUMA node (or its PCI device's), a node's CPUs, a CPU.
+// Empty when the node has no such device.
+func (ix *topoIndex) deviceCPUs(d device) cpuset.Set {
+	switch d.kind {
+	case "pci":
+		return ix.pciCPUs(d.name)
+	case "net":
+		for _, n := range ix.topo.GetNetworkInterfaces() {
+			if n.Name != d.name {
+				continue
+			}
+			if n.NumaNode != nil {
+				return ix.nodeCPUs[*n.NumaNode]
+			}
+			return ix.pciCPUs(n.PciAddress)
+		}
+	case "node":
+		n, _ := strconv.ParseUint(d.name, 10, 32)
+		return ix.nodeCPUs[uint32(n)]
+	case "cpu":
+		n, _ := strconv.ParseUint(d.name, 10, 32)
+		return ix.online.Intersection(cpuset.New(uint32(n)))
+	}
+	return cpuset.Set{}
+}
+
+func (ix *topoIndex) pciCPUs(addr string) cpuset.Set {
+	for _, p := range ix.topo.GetPciDevices() {
+		if p.Address != addr || addr == "" {
+			continue
+		}
+		if len(p.LocalCpus) > 0 {
+			return ix.online.Intersection(cpuset.New(p.LocalCpus...))
+		}
+		if p.NumaNode != nil {
+			return ix.nodeCPUs[*p.NumaNode]
+		}
+	}
+	return cpuset.Set{}
+}
+
+// distance is the SLIT distance from node a to node b.
+func (ix *topoIndex) distance(a, b uint32) uint32 {
+	if n := ix.nodes[a]; n != nil {
+		for _, d := range n.GetDistances() {
+			if d.Node == b {
+				return d.Distance
+			}
+		}
+	}
+	if a == b {
+		return 10
+	}
+	return 255
+}
+
+// memKind names a node's memory as memoryTypes does.
+func (ix *topoIndex) memKind(n uint32) MemoryType {
+	switch ix.nodes[n].GetMemoryKind() {
+	case abi.MemoryKind_MEMORY_KIND_HBM:
+		return "HBM"
+	case abi.MemoryKind_MEMORY_KIND_PMEM, abi.MemoryKind_MEMORY_KIND_CXL:
+		return "PMEM"
+	}
+	return "DRAM"
+}
+
+// memsOf are the memory nodes for cpus: for each allowed memory type, the
+// nodes of that type closest to each of cpus' nodes. A type the node lacks
+// is skipped; if none of the allowed types exists, every memory type is.
+func (ix *topoIndex) memsOf(cpus cpuset.Set, types []MemoryType) cpuset.Set {
+	allowed := func(m uint32) bool {
+		if len(types) == 0 {
+			return true
+		}
+		for _, t := range types {
+			if ix.memKind(m) == t {
+				return true
+			}
+		}
+		return false
+	}
+	var mems []uint32
+	for _, n := range ix.nodesOf(cpus).Sorted() {
+		best := map[MemoryType]uint32{}
+		var picks []uint32
+		for _, m := range ix.nodeIDs {
+			if ix.nodes[m].GetMemoryBytes() == 0 || !allowed(m) {
+				continue
+			}
+			k, d := ix.memKind(m), ix.distance(n, m)
+			if b, ok := best[k]; !ok || d < b {
+				best[k] = d
+			}
+		}
+		for _, m := range ix.nodeIDs {
+			if b, ok := best[ix.memKind(m)]; ok && ix.nodes[m].GetMemoryBytes() > 0 && allowed(m) && ix.distance(n, m) == b {
+				picks = append(picks, m)
+			}
+		}
+		mems = append(mems, picks...)
+	}
+	if len(mems) == 0 && len(types) > 0 {
+		return ix.memsOf(cpus, nil)
+	}
+	return cpuset.New(mems...)
+}
