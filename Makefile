@@ -40,8 +40,10 @@ generate: ## regenerate abi/v1/*.pb.go from the .proto files
 policies: ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance
 	$(WASM_BUILD) -o policies/builtin/topology-aware.wasm ./policies/topologyaware/cmd/topology-aware
+	$(WASM_BUILD) -o policies/builtin/balloons.wasm ./policies/balloons/cmd/balloons
 	$(GO) run ./host/cmd/nriwasm policy seal policies/builtin/conformance.wasm
 	$(GO) run ./host/cmd/nriwasm policy seal policies/builtin/topology-aware.wasm
+	$(GO) run ./host/cmd/nriwasm policy seal policies/builtin/balloons.wasm
 	$(WASM_BUILD) -o host/wasm/testdata/rawguest.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -tags wrongabi -o host/wasm/testdata/rawguest-wrongabi.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -tags nocall -o host/wasm/testdata/rawguest-nocall.wasm ./host/wasm/testdata/rawguest

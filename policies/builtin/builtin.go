@@ -3,6 +3,7 @@
 //
 //	conformance.wasm     ← sdk/go/conformance/cmd/conformance (the ABI reference policy)
 //	topology-aware.wasm  ← policies/topologyaware/cmd/topology-aware
+//	balloons.wasm        ← policies/balloons/cmd/balloons
 package builtin
 
 import (

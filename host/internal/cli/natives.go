@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nriwasm/nriwasm/policies/balloons"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
@@ -16,6 +17,7 @@ import (
 // --native`: the same decisions as the embedded .wasm, run in-process (easier
 // to debug and profile). Add a built-in policy here with one line.
 var natives = map[string]func() policy.Policy{
+	"balloons":       func() policy.Policy { return balloons.New() },
 	"conformance":    func() policy.Policy { return &conformance.Policy{} },
 	"topology-aware": func() policy.Policy { return topologyaware.New() },
 }
