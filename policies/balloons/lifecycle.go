@@ -95,6 +95,10 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 	milli := r.GetResources().GetCpuRequestMilli()
 	if c.b != nil && milli != c.milli {
 		b := c.b
+		if room := int64(s.maxCPUs(b))*1000 - (b.milli - c.milli); milli > room {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli",
+				"%dm does not fit in balloon %s: %dm left", milli, b.name(), room)
+		}
 		if err := s.resize(b, max(1, b.milli-c.milli+milli)); err != nil {
 			clear(s.dirty)
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli", "%dm: %v", milli, err)

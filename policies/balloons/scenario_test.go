@@ -1,0 +1,427 @@
+package balloons_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// The scenarios run natively (TestScenarios) and natively and in Wasm at
+// once (TestNativeAndWasmAgree), on every fixture machine; the harness
+// checks the invariants after every step.
+
+const typesConfig = `
+reservedPoolNamespaces: [monitoring]
+balloonTypes:
+- name: by-label
+  matchExpressions:
+  - {key: pod/labels/tier, operator: In, values: [fast, faster]}
+  maxCPUs: 4
+- name: prod
+  namespaces: [prod-*]
+  minCPUs: 1
+  maxCPUs: 2
+- name: spare
+  maxCPUs: 1
+`
+
+// selectionScenario: the annotation (container form over pod form), then
+// matchExpressions and namespaces in list order, then default; kube-system
+// and reservedPoolNamespaces in reserved.
+func selectionScenario(t *testing.T, open opener, machine string) {
+	reservedNamespaces[t.Name()] = []string{"monitoring"}
+	h := mustOpen(t, open, machine, typesConfig)
+	for _, tc := range []struct {
+		s    spec
+		want string
+	}{
+		{ctr("sys", 100).in("kube-system"), "reserved[0]"},
+		{ctr("mon", 100).in("monitoring"), "reserved[0]"},
+		{ctr("lab", 500).label("tier", "fast").in("prod-a"), "by-label[0]"},
+		{ctr("ns", 500).in("prod-b"), "prod[0]"},
+		{ctr("other", 500), "default[0]"},
+		{ctr("ann", 500).in("prod-c").with("balloon.balloons.resource-policy.nri.io/pod", "spare"), "spare[0]"},
+		{ctr("cann", 500).named("side").in("prod-c").with("balloon.balloons.resource-policy.nri.io/pod", "prod").
+			with("balloon.balloons.resource-policy.nri.io/container.side", "spare"), "spare[0]"},
+		{ctr("bare", 100).with("balloon.balloons.resource-policy.nri.io", "reserved"), "reserved[0]"},
+	} {
+		h.create(tc.s)
+		if got := h.balloonOf(tc.s.id); got != tc.want {
+			t.Errorf("%s: in %s, want %s", tc.s.id, got, tc.want)
+		}
+	}
+	_, err := h.tryCreate(ctr("bad", 100).with("balloon.balloons.resource-policy.nri.io/pod", "nope"))
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "pod.annotations[balloon.balloons.resource-policy.nri.io/pod]")
+}
+
+// inflateScenario: a balloon inflates as containers join and deflates as
+// they leave, every container of a resized balloon is updated, a full
+// balloon (maxCPUs) makes a new one, an emptied one above minBalloons goes.
+func inflateScenario(t *testing.T, open opener, machine string) {
+	h := mustOpen(t, open, machine, "balloonTypes:\n- name: app\n  namespaces: [app]\n  maxCPUs: 3\n")
+	h.create(ctr("a", 600).in("app"))
+	if b := h.balloon("app[0]"); mustSet(t, b.CPUs).Size() != 1 {
+		t.Fatalf("app[0] has %s for 600m, want 1 CPU", b.CPUs)
+	}
+	resp := h.create(ctr("b", 600).in("app"))
+	if len(resp.Updates) != 1 || resp.Updates[0].ContainerId != "a" {
+		t.Errorf("inflating app[0] updated %v, want a", resp.Updates)
+	}
+	resp = h.create(ctr("c", 1000).in("app"))
+	if n := mustSet(t, h.balloon("app[0]").CPUs).Size(); n != 3 || len(resp.Updates) != 2 {
+		t.Errorf("app[0] has %d CPUs (want 3), updates %v (want a and b)", n, resp.Updates)
+	}
+	h.create(ctr("d", 1500).in("app"))
+	if got := h.balloonOf("d"); got != "app[1]" {
+		t.Errorf("d in %s, want a new app[1]", got)
+	}
+	if ups := h.remove("c"); len(ups) != 2 || mustSet(t, h.balloon("app[0]").CPUs).Size() != 2 {
+		t.Errorf("removing c: updates %v, app[0] %s; want a and b updated, 2 CPUs", ups, h.balloon("app[0]").CPUs)
+	}
+	h.remove("d")
+	for _, b := range h.dump().Balloons {
+		if b.Name == "app[1]" {
+			t.Errorf("empty app[1] kept")
+		}
+	}
+	// An update resizes too.
+	ups, err := h.update("a", 1900)
+	if err != nil || mustSet(t, h.balloon("app[0]").CPUs).Size() != 3 || len(ups) != 2 {
+		t.Errorf("update a to 1900m: %v, updates %v, app[0] %s", err, ups, h.balloon("app[0]").CPUs)
+	}
+	_, err = h.update("a", 5000)
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli")
+	// A best-effort container still gets a CPU.
+	h.create(ctr("be", 0).in("app"))
+}
+
+// fillScenario: preferNewBalloons, preferSpreadingPods, groupBy,
+// preferPerNamespaceBalloon, minBalloons and maxBalloons.
+func fillScenario(t *testing.T, open opener, machine string) {
+	h := mustOpen(t, open, machine, `
+balloonTypes:
+- name: solo
+  namespaces: [solo]
+  preferNewBalloons: true
+  maxBalloons: 2
+- name: spread
+  namespaces: [spread]
+  preferSpreadingPods: true
+  preferNewBalloons: true
+- name: grouped
+  namespaces: [grp]
+  groupBy: ${pod/labels/app}
+  preferNewBalloons: true
+- name: perns
+  namespaces: [ns-*]
+  preferPerNamespaceBalloon: true
+- name: pre
+  namespaces: [pre]
+  minBalloons: 2
+  maxBalloons: 2
+  minCPUs: 1
+  maxCPUs: 1
+  allocatorPriority: high
+`)
+	if h.balloon("pre[1]").CPUs == "" {
+		t.Errorf("minBalloons: pre[1] has no CPUs")
+	}
+	h.create(ctr("s1", 100).in("solo"))
+	h.create(ctr("s2", 100).in("solo"))
+	h.create(ctr("s3", 100).in("solo"))
+	if a, b, c := h.balloonOf("s1"), h.balloonOf("s2"), h.balloonOf("s3"); a == b || c != "solo[0]" && c != "solo[1]" {
+		t.Errorf("solo: %s %s %s; want two balloons, the third container in one of them (maxBalloons 2)", a, b, c)
+	}
+	h.create(ctr("p1", 100).in("spread").ofPod("pp").named("x"))
+	h.create(ctr("p2", 100).in("spread").ofPod("pp").named("y"))
+	if h.balloonOf("p1") == h.balloonOf("p2") {
+		t.Errorf("preferSpreadingPods: both containers of pp in %s", h.balloonOf("p1"))
+	}
+	h.create(ctr("g1", 100).in("grp").label("app", "web"))
+	h.create(ctr("g2", 100).in("grp").label("app", "db"))
+	h.create(ctr("g3", 100).in("grp").label("app", "web"))
+	if h.balloonOf("g1") != h.balloonOf("g3") || h.balloonOf("g1") == h.balloonOf("g2") {
+		t.Errorf("groupBy: web in %s and %s, db in %s", h.balloonOf("g1"), h.balloonOf("g3"), h.balloonOf("g2"))
+	}
+	h.create(ctr("n1", 100).in("ns-a"))
+	h.create(ctr("n2", 100).in("ns-b"))
+	h.create(ctr("n3", 100).in("ns-a"))
+	if h.balloonOf("n1") != h.balloonOf("n3") || h.balloonOf("n1") == h.balloonOf("n2") {
+		t.Errorf("perNamespace: ns-a in %s and %s, ns-b in %s", h.balloonOf("n1"), h.balloonOf("n3"), h.balloonOf("n2"))
+	}
+	h.create(ctr("q1", 800).in("pre"))
+	h.create(ctr("q2", 800).in("pre"))
+	if _, err := h.tryCreate(ctr("q3", 800).in("pre")); err == nil {
+		t.Errorf("a third container fit in two 1-CPU balloons")
+	}
+	h.remove("q1")
+	if h.balloon("pre[0]").CPUs == "" {
+		t.Errorf("minBalloons: pre[0] deleted or emptied")
+	}
+}
+
+// sharingScenario: shareIdleCPUsInSame, hideHyperthreads (type and
+// annotation), cpu.preserve and memory.preserve.
+func sharingScenario(t *testing.T, open opener, machine string) {
+	h := mustOpen(t, open, machine, `
+balloonTypes:
+- name: burst
+  namespaces: [burst]
+  shareIdleCPUsInSame: numa
+- name: ht
+  namespaces: [ht]
+  hideHyperthreads: true
+  minCPUs: 2
+`)
+	h.create(ctr("b1", 1000).in("burst"))
+	b := h.balloon("burst[0]")
+	if b.SharedIdle == "" {
+		t.Fatalf("burst[0] shares no idle CPUs")
+	}
+	before := h.ctrs["b1"].Assignment.CpusetCpus
+	h.create(ctr("b2", 1000).in("ht"))
+	h.create(ctr("b3", 2000).in("burst"))
+	if h.ctrs["b1"].Assignment.CpusetCpus == before {
+		t.Logf("burst[0]'s CPUs unchanged after growing: %s", before)
+	}
+	h.create(ctr("h1", 500).in("burst").with("hide-hyperthreads.resource-policy.nri.io/pod", "true"))
+	h.create(ctr("pc", 500).with("cpu.preserve.resource-policy.nri.io/pod", "true"))
+	if a := h.ctrs["pc"].Assignment; a.CpusetCpus != "" || a.CpusetMems != "" || h.balloonOf("pc") != "" {
+		t.Errorf("cpu.preserve: got %v in %q", a, h.balloonOf("pc"))
+	}
+	h.create(ctr("pm", 500).with("memory.preserve.resource-policy.nri.io/pod", "true"))
+	if a := h.ctrs["pm"].Assignment; a.CpusetCpus == "" || a.CpusetMems != "" {
+		t.Errorf("memory.preserve: got %v", a)
+	}
+	h.remove("b3")
+	h.remove("b1")
+}
+
+// compositeScenario: a composite balloon's CPUs are its parts' (all, or the
+// least used type with balance-balloons).
+func compositeScenario(t *testing.T, open opener, machine string) {
+	h := mustOpen(t, open, machine, `
+balloonTypes:
+- name: both
+  namespaces: [both]
+  components: [{balloonType: near0}, {balloonType: near1}]
+- name: either
+  namespaces: [either]
+  components: [{balloonType: near0}, {balloonType: near1}]
+  componentCreation: balance-balloons
+  preferNewBalloons: true
+- name: near0
+  preferCloseToDevices: [/sys/devices/system/node/node0]
+- name: near1
+  preferCloseToDevices: [/sys/devices/system/node/node1]
+`)
+	h.create(ctr("c1", 3000).in("both"))
+	b := h.balloon("both[0]")
+	if len(b.Parts) != 2 || mustSet(t, b.CPUs).Size() != 4 {
+		t.Errorf("both[0]: %d parts, CPUs %s; want 2 parts of 2 CPUs", len(b.Parts), b.CPUs)
+	}
+	h.create(ctr("e1", 500).in("either"))
+	h.create(ctr("e2", 500).in("either"))
+	p1, p2 := h.balloon(h.balloonOf("e1")).Parts, h.balloon(h.balloonOf("e2")).Parts
+	if len(p1) != 1 || len(p2) != 1 || strings.Split(p1[0], "[")[0] == strings.Split(p2[0], "[")[0] {
+		t.Errorf("balance-balloons: parts %v and %v, want one of each type", p1, p2)
+	}
+	h.remove("c1")
+	h.remove("e1")
+}
+
+// reservedScenario: a reserved cpuset, availableResources, pinMemory off,
+// and a reconfiguration that moves containers.
+func reservedScenario(t *testing.T, open opener, machine string) {
+	cfg := "reservedResources: {cpu: \"cpuset:0-1\"}\navailableResources: {cpu: \"exclude-cpuset:3\"}\npinMemory: false\n"
+	h := mustOpen(t, open, machine, cfg)
+	h.create(ctr("k", 1500).in("kube-system"))
+	if got := h.balloon("reserved[0]").CPUs; got != "0-1" {
+		t.Errorf("reserved[0] = %s, want 0-1", got)
+	}
+	h.create(ctr("d", 2500))
+	if mustSet(t, h.balloon("default[0]").CPUs).Intersects(mustSet(t, "0-1,3")) {
+		t.Errorf("default took reserved or unavailable CPUs: %s", h.balloon("default[0]").CPUs)
+	}
+	if h.ctrs["d"].Assignment.CpusetMems != "" {
+		t.Errorf("pinMemory false answered mems %q", h.ctrs["d"].Assignment.CpusetMems)
+	}
+	if err := h.reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  shareIdleCPUsInSame: system\n"); err != nil {
+		t.Fatalf("Reconfigure: %v", err)
+	}
+	if h.balloonOf("d") != "all[0]" || h.balloonOf("k") != "reserved[0]" {
+		t.Errorf("after Reconfigure: d in %s, k in %s", h.balloonOf("d"), h.balloonOf("k"))
+	}
+	err := h.reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  maxCPUs: -1\n")
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config")
+	h.create(ctr("e", 500))
+}
+
+// restoreScenario: a restart from the journal keeps every container where
+// it was; the policy goes on from there.
+func restoreScenario(t *testing.T, open opener, machine string) {
+	cfg := "balloonTypes:\n- name: app\n  namespaces: [app]\n  maxCPUs: 4\n  shareIdleCPUsInSame: package\n- name: ht\n  namespaces: [ht]\n  hideHyperthreads: true\n"
+	h := mustOpen(t, open, machine, cfg)
+	for i, id := range fmtIDs(12, "r") {
+		ns := []string{"app", "default", "ht"}[i%3]
+		h.create(ctr(id, int64(300+200*(i%4))).in(ns))
+	}
+	h.create(ctr("k", 200).in("kube-system"))
+	h.remove("r0004")
+	before := h.dump()
+	h2, err := open(t, machine, cfg, h.restoreState())
+	if err != nil {
+		t.Fatalf("Init with restore: %v", err)
+	}
+	h2.check()
+	after := h2.dump()
+	for i, c := range after.Containers {
+		if b := before.Containers[i]; c.ID != b.ID || c.Balloon != b.Balloon || c.CPUs != b.CPUs {
+			t.Errorf("restored %s in %s with %s, was %s in %s with %s", c.ID, c.Balloon, c.CPUs, b.ID, b.Balloon, b.CPUs)
+		}
+	}
+	h2.create(ctr("new", 700).in("app"))
+	h2.remove("r0000")
+	// A journal without the annotations (another policy's) is adopted too.
+	rs := h2.restoreState()
+	for _, c := range rs.Containers {
+		c.Assignment.Annotations = nil
+	}
+	h3, err := open(t, machine, cfg, rs)
+	if err != nil {
+		t.Fatalf("Init with a bare journal: %v", err)
+	}
+	h3.check()
+	h3.create(ctr("more", 700).in("app"))
+}
+
+// draConfig publishes two instances of "dedicated".
+const draConfig = "balloonTypes:\n- name: dedicated\n  publishDRADevices: true\n  minCPUs: 1\n  maxCPUs: 4\n  maxBalloons: 2\n"
+
+func claimFor(uid string, devices ...string) *abi.Claim {
+	c := &abi.Claim{Uid: uid, Namespace: "default", Name: "claim-" + uid}
+	for i, d := range devices {
+		c.Results = append(c.Results, &abi.DeviceAllocation{Request: fmt.Sprintf("r%d", i), Pool: "n1", Device: d})
+	}
+	return c
+}
+
+func (h *harness) allocate(c *abi.Claim) (*abi.AllocateResponse, error) {
+	resp, err := h.client.Allocate(context.Background(), &abi.AllocateRequest{Claim: c})
+	if err == nil {
+		h.claims = append(h.claims, &abi.PreparedClaim{Claim: c, Allocation: resp})
+		h.apply(resp.Updates)
+	}
+	h.check()
+	return resp, err
+}
+
+// draScenario: devices, binding by CDI device and by env, refusals,
+// release, and a restart with a prepared claim.
+func draScenario(t *testing.T, open opener, machine string) {
+	h := mustOpen(t, open, machine, draConfig)
+	devs, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	if err != nil || len(devs.Devices) != 2 || devs.Devices[0].Name != "dedicated-0" || devs.Devices[1].Capacities["cpu"].Value != "4" {
+		t.Fatalf("Devices = %v, %v; want dedicated-0 and dedicated-1 with cpu 4", devs, err)
+	}
+	resp, err := h.allocate(claimFor("u1", "dedicated-1"))
+	if err != nil || len(resp.Devices) != 1 || resp.Devices[0].ContainerEdits.Env[0] != "DRA_BALLOON_u1=dedicated-1" {
+		t.Fatalf("Allocate = %v, %v", resp, err)
+	}
+	if _, err := h.allocate(claimFor("u2", "dedicated-1")); err == nil {
+		t.Errorf("a second claim bound dedicated-1")
+	}
+	h.create(ctr("w1", 1500).withCDI("balloons.nri.io/balloon=claim-u1"))
+	h.create(ctr("w2", 1500).withCDI("other.io/x=y", "balloons.nri.io/balloon=claim-u1"))
+	if h.balloonOf("w1") != "dedicated[1]" || h.balloonOf("w2") != "dedicated[1]" {
+		t.Errorf("claim holders in %s and %s, want dedicated[1]", h.balloonOf("w1"), h.balloonOf("w2"))
+	}
+	// Env binds only when the runtime reports no CDI devices.
+	e := ctr("w3", 100)
+	e.env = []*abi.KeyValue{{Key: "DRA_BALLOON_u1", Value: "dedicated-1"}}
+	h.create(e)
+	forged := ctr("w4", 100).withCDI("other.io/x=y")
+	forged.env = e.env
+	h.create(forged)
+	if h.balloonOf("w3") != "dedicated[1]" || h.balloonOf("w4") != "default[0]" {
+		t.Errorf("env: w3 in %s (want dedicated[1]), w4 with CDI devices in %s (want default[0])", h.balloonOf("w3"), h.balloonOf("w4"))
+	}
+	_, err = h.tryCreate(ctr("w5", 100).withCDI("balloons.nri.io/balloon=claim-nope"))
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
+	_, err = h.tryCreate(ctr("big", 3000).withCDI("balloons.nri.io/balloon=claim-u1"))
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
+	_, err = h.client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")})
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
+
+	h2, err := open(t, machine, draConfig, h.restoreState())
+	if err != nil {
+		t.Fatalf("Init with restore: %v", err)
+	}
+	h2.check()
+	if b := h2.balloon("dedicated[1]"); b.Claim != "u1" || len(b.Containers) != 3 {
+		t.Errorf("restored dedicated[1]: claim %q, containers %v", b.Claim, b.Containers)
+	}
+	for _, id := range []string{"w1", "w2", "w3"} {
+		h2.remove(id)
+	}
+	if _, err := h2.client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")}); err != nil {
+		t.Errorf("Release: %v", err)
+	}
+	if _, err := h2.allocate(claimFor("u2", "dedicated-1")); err != nil {
+		t.Errorf("Allocate after release: %v", err)
+	}
+	for _, c := range []*abi.Claim{claimFor(""), claimFor("u3"), claimFor("u3", "gpu-0"), claimFor("u3", "dedicated-0", "dedicated-1")} {
+		if _, err := h2.allocate(c); err == nil {
+			t.Errorf("claim %v accepted", c)
+		}
+	}
+	if err := h2.reconfigure("balloonTypes: []\n"); err == nil {
+		t.Errorf("a configuration without the bound device accepted")
+	}
+}
+
+// badConfigScenario: refusals of Init and Reconfigure name the field.
+func badConfigScenario(t *testing.T, open opener, machine string) {
+	for _, tc := range []struct{ cfg, field string }{
+		{"balloonTypes:\n- name: a\n  minCPU: 1\n", "config.balloonTypes[0].minCPU"},
+		{"balloonTypes:\n- name: a\n  minCPUs: 4\n  maxCPUs: 2\n", "config.balloonTypes[0].minCPUs"},
+		{"balloonTypes:\n- name: a\n  minBalloons: 2\n  minCPUs: 100000\n", "config.balloonTypes[0].minBalloons"},
+		{"reservedResources: {cpu: \"cpuset:0-99999\"}\n", "config.reservedResources.cpu"},
+		{"cpuClasses: []\n", "config.cpuClasses"},
+	} {
+		_, err := open(t, machine, tc.cfg, nil)
+		wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
+	}
+	h := mustOpen(t, open, machine, "")
+	h.create(ctr("a", 500))
+	err := h.reconfigure("balloonTypes:\n- name: a\n  shareIdleCPUsInSame: planet\n")
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.balloonTypes[0].shareIdleCPUsInSame")
+	h.create(ctr("b", 500))
+}
+
+var scenarios = []struct {
+	name string
+	run  func(t *testing.T, open opener, machine string)
+}{
+	{"selection", selectionScenario},
+	{"inflate", inflateScenario},
+	{"fill", fillScenario},
+	{"sharing", sharingScenario},
+	{"composite", compositeScenario},
+	{"reserved", reservedScenario},
+	{"restore", restoreScenario},
+	{"dra", draScenario},
+	{"bad config", badConfigScenario},
+}
+
+// TestScenarios runs every scenario natively on every fixture machine.
+func TestScenarios(t *testing.T) {
+	for _, m := range machines {
+		for _, sc := range scenarios {
+			t.Run(m.name+"/"+sc.name, func(t *testing.T) { sc.run(t, nativeOpen, m.name) })
+		}
+	}
+}
