@@ -88,6 +88,13 @@ func TestDRA(t *testing.T) {
 			ContainerEdits: &abi.CDIContainerEdits{Env: []string{"NOVALUE"}}}}}, claim), "devices[0].container_edits.env[0]"},
 		{"status data", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "r", Pool: "p", Device: "d",
 			Status: &abi.DeviceStatus{Data: []byte("[1]")}}}}, claim), "devices[0].status.data"},
+		{"status ip not CIDR", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "r", Pool: "p", Device: "d",
+			Status: &abi.DeviceStatus{NetworkData: &abi.NetworkDeviceData{Ips: []string{"10.0.0.1"}}}}}}, claim), "devices[0].status.network_data.ips[0]"},
+		{"status condition", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "r", Pool: "p", Device: "d",
+			Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: "Yes"}}}}}}, claim), "devices[0].status.conditions[0].status"},
+		{"status ok", validate.Prepared(&abi.AllocateResponse{Devices: []*abi.PreparedDevice{{Request: "r", Pool: "p", Device: "d",
+			Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: "True"}},
+				NetworkData: &abi.NetworkDeviceData{Ips: []string{"10.0.0.1/24", "fd00::1/64"}, InterfaceName: "eth0"}}}}}, claim), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkField(t, tt.err, tt.wantField) })
