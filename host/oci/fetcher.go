@@ -1,0 +1,279 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/content/memory"
+	"oras.land/oras-go/v2/content/oci"
+	"oras.land/oras-go/v2/errdef"
+
+	"github.com/nriwasm/nriwasm/host/oci/ref"
+	"github.com/nriwasm/nriwasm/host/oci/signature"
+)
+
+// DefaultTimeout bounds the exchange with the registry on a load: resolving
+// the reference and downloading what the cache lacks.
+const DefaultTimeout = time.Minute
+
+// Options configure a Fetcher.
+type Options struct {
+	Remote
+	// CacheDir is the content-addressed cache, an OCI image layout. Default
+	// "": an in-memory cache, for one-shot commands.
+	CacheDir string
+	// Mode is what a missing or failing signature does. Default signature.Off.
+	Mode signature.Mode
+	// Verifier checks signatures; required unless Mode is Off.
+	Verifier *signature.Verifier
+	// Timeout bounds the registry exchange of a load; past it the registry is
+	// taken as unreachable. Default DefaultTimeout.
+	Timeout time.Duration
+	// Logger receives resolutions, cache fallbacks and verification results.
+	// Default: discard.
+	Logger logr.Logger
+}
+
+// Fetcher loads policy modules from registries and layouts through its
+// cache.
+type Fetcher struct {
+	o     Options
+	cache oras.GraphTarget
+	log   logr.Logger
+}
+
+// NewFetcher opens the cache (creating its directory) and checks the options.
+func NewFetcher(ctx context.Context, o Options) (*Fetcher, error) {
+	if o.Mode == "" {
+		o.Mode = signature.Off
+	}
+	if _, err := signature.ParseMode(string(o.Mode)); err != nil {
+		return nil, err
+	}
+	if o.Mode != signature.Off && o.Verifier == nil {
+		return nil, fmt.Errorf("verification mode %s needs at least one public key", o.Mode)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	f := &Fetcher{o: o, log: o.Logger}
+	if f.log.GetSink() == nil {
+		f.log = logr.Discard()
+	}
+	if o.CacheDir == "" {
+		f.cache = memory.New()
+		return f, nil
+	}
+	s, err := oci.NewWithContext(ctx, o.CacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("policy cache %s: %w", o.CacheDir, err)
+	}
+	f.cache = s
+	return f, nil
+}
+
+// Module is a loaded policy module.
+type Module struct {
+	// Reference is the reference asked for, pinned to Digest.
+	Reference ref.Reference
+	// Digest is the manifest's digest.
+	Digest digest.Digest
+	// Name is the policy's name (its annotation, or the repository's last
+	// element).
+	Name string
+	// Annotations are the manifest's annotations.
+	Annotations map[string]string
+	// Bytes is the module, checked against its digest on this load.
+	Bytes []byte
+	// Manifest is the manifest's descriptor.
+	Manifest ocispec.Descriptor
+	// Layer is the module layer's descriptor.
+	Layer ocispec.Descriptor
+	// KeyHint names the key whose signature verified, "" when not verified.
+	KeyHint string
+	// Offline is set when the registry was unreachable and the module came
+	// from the cache.
+	Offline bool
+}
+
+// cacheKey tags a reference in the cache: unique per registry repository or
+// layout, and tag or digest.
+func cacheKey(r ref.Reference) string {
+	if r.Tag != "" && r.Digest == "" {
+		return r.Name() + ":" + r.Tag
+	}
+	return r.Name() + "@" + r.Digest.String()
+}
+
+// Load resolves r (a tag is resolved to a digest, and logged), copies what the
+// cache lacks from the registry or layout, reads the module back from the
+// cache checking every digest, and verifies its signature as the mode says.
+//
+//   - Registry unreachable (any error but "not found" within Timeout): the
+//     cached copy for r is loaded, if there is one.
+//   - A cached blob that does not match its digest is removed and pulled
+//     again (or, offline, refused).
+//   - Under signature.Enforce, a module that is unsigned or whose signatures
+//     do not verify is refused; if the cache holds an earlier digest of the
+//     same reference that verifies, that one is loaded instead and the
+//     refusal is logged, so a node keeps the policy it had.
+func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
+	log := f.log.WithValues("reference", r.String())
+	src, desc, remoteErr := f.pull(ctx, r)
+	if errors.Is(remoteErr, errdef.ErrNotFound) {
+		return nil, fmt.Errorf("policy %s: %w", r, remoteErr)
+	}
+	if remoteErr != nil {
+		cached, err := f.cache.Resolve(ctx, cacheKey(r))
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: registry unreachable and no cached copy: %w", r, remoteErr)
+		}
+		log.Error(remoteErr, "registry unreachable; loading the cached copy", "digest", cached.Digest)
+		m, err := f.fromCache(ctx, r, cached, nil)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s (cached, registry unreachable: %v): %w", r, remoteErr, err)
+		}
+		m.Offline = true
+		return m, nil
+	}
+	m, err := f.fromCache(ctx, r, desc, src)
+	if err != nil {
+		if errors.Is(err, errRefused) {
+			if kept := f.lastGood(ctx, r, desc, log); kept != nil {
+				log.Error(err, "new digest refused; loading the last verified one", "refused", desc.Digest, "digest", kept.Digest)
+				return kept, nil
+			}
+		}
+		return nil, fmt.Errorf("policy %s: %w", r, err)
+	}
+	if err := f.cache.Tag(ctx, desc, cacheKey(r)); err != nil {
+		return nil, fmt.Errorf("policy %s: cache: %w", r, err)
+	}
+	return m, nil
+}
+
+// pull resolves r at its source and copies the manifest, its blobs and its
+// signatures into the cache.
+func (f *Fetcher) pull(ctx context.Context, r ref.Reference) (oras.ReadOnlyGraphTarget, ocispec.Descriptor, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
+	defer cancel()
+	src, err := f.o.Open(ctx, r, false)
+	if err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	desc, err := src.Resolve(ctx, r.Object())
+	if err != nil {
+		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: %w", r.Object(), err)
+	}
+	if r.Digest != "" && desc.Digest != r.Digest {
+		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: the source answered %s", r.Digest, desc.Digest)
+	}
+	f.log.Info("policy reference resolved", "reference", r.String(), "digest", desc.Digest.String())
+	if err := f.fill(ctx, src, desc); err != nil {
+		return nil, ocispec.Descriptor{}, err
+	}
+	return src, desc, nil
+}
+
+// fill copies desc's graph and its signature referrers from src into the
+// cache; what the cache holds already is not downloaded again.
+func (f *Fetcher) fill(ctx context.Context, src oras.ReadOnlyGraphTarget, desc ocispec.Descriptor) error {
+	if err := oras.CopyGraph(ctx, src, f.cache, desc, oras.DefaultCopyGraphOptions); err != nil {
+		return fmt.Errorf("copy %s to the cache: %w", desc.Digest, err)
+	}
+	sigs, err := signature.Referrers(ctx, src, desc)
+	if err != nil {
+		f.log.Error(err, "signatures not copied", "digest", desc.Digest.String())
+		return nil
+	}
+	for _, s := range sigs {
+		if err := oras.CopyGraph(ctx, src, f.cache, s, oras.DefaultCopyGraphOptions); err != nil {
+			return fmt.Errorf("copy signature %s to the cache: %w", s.Digest, err)
+		}
+	}
+	return nil
+}
+
+// errRefused marks a module refused by signature verification.
+var errRefused = errors.New("refused by signature verification (mode enforce)")
+
+// fromCache reads the artifact desc from the cache and verifies it. A blob
+// that fails its digest is removed, and pulled again from src when there is
+// one.
+func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.Descriptor, src oras.ReadOnlyGraphTarget) (*Module, error) {
+	a, err := Read(ctx, f.cache, desc)
+	if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) {
+		f.log.Error(err, "cached policy does not match its digest; removing it", "digest", desc.Digest.String())
+		if d, ok := f.cache.(interface {
+			Delete(context.Context, ocispec.Descriptor) error
+		}); ok {
+			if derr := d.Delete(ctx, desc); derr != nil {
+				return nil, fmt.Errorf("%w; removing it: %v", err, derr)
+			}
+		}
+		if src == nil {
+			return nil, err
+		}
+		pctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
+		err = f.fill(pctx, src, desc)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		a, err = Read(ctx, f.cache, desc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := &Module{
+		Reference: r.WithDigest(desc.Digest), Digest: desc.Digest, Annotations: a.Annotations,
+		Bytes: a.Module, Manifest: a.Manifest, Layer: a.Layer, Name: a.Annotations[AnnotationPolicyName],
+	}
+	if m.Name == "" {
+		m.Name = path.Base(r.Name())
+	}
+	if m.KeyHint, err = f.verify(ctx, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// verify checks m's signatures in the cache as the mode says.
+func (f *Fetcher) verify(ctx context.Context, m *Module) (string, error) {
+	if f.o.Mode == signature.Off {
+		return "", nil
+	}
+	res, err := f.o.Verifier.Verify(ctx, f.cache, m.Manifest)
+	if err == nil {
+		f.log.Info("policy signature verified", "reference", m.Reference.String(), "key", res.KeyHint)
+		return res.KeyHint, nil
+	}
+	if f.o.Mode == signature.Warn {
+		f.log.Error(err, "policy signature does not verify; loading it anyway (verification mode warn)", "reference", m.Reference.String())
+		return "", nil
+	}
+	return "", fmt.Errorf("%s %w: %w", m.Digest, errRefused, err)
+}
+
+// lastGood loads the digest the cache last verified for r, if it is not
+// refused itself.
+func (f *Fetcher) lastGood(ctx context.Context, r ref.Reference, refused ocispec.Descriptor, log logr.Logger) *Module {
+	prev, err := f.cache.Resolve(ctx, cacheKey(r))
+	if err != nil || prev.Digest == refused.Digest {
+		return nil
+	}
+	m, err := f.fromCache(ctx, r, prev, nil)
+	if err != nil {
+		log.Error(err, "the last cached digest does not load either", "digest", prev.Digest.String())
+		return nil
+	}
+	return m
+}
