@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nriwasm/nriwasm/host/oci/ref"
 )
 
 // Defaults of the fields.
@@ -36,6 +38,8 @@ const (
 	DefaultMetricsAddress                = ":9090"
 	DefaultDRADomain                     = "nri.io"
 	DefaultRegistrarDir                  = "/var/lib/kubelet/plugins_registry"
+	DefaultRegistryTimeout Duration      = Duration(time.Minute)
+	DefaultVerification    Verification  = VerifyOff
 	// KubeletPluginsDir holds each DRA driver's data directory by default.
 	KubeletPluginsDir = "/var/lib/kubelet/plugins"
 )
@@ -47,16 +51,19 @@ type Config struct {
 	// The sysfs root topology is discovered from. Default "/sys".
 	Sysfs string `json:"sysfs"`
 	// Where the agent keeps its checkpoint. Default "/var/lib/nriwasm".
-	StateDir string  `json:"stateDir"`
-	Metrics  Metrics `json:"metrics"`
-	DRA      DRA     `json:"dra"`
-	Log      Log     `json:"log"`
+	StateDir string   `json:"stateDir"`
+	Metrics  Metrics  `json:"metrics"`
+	DRA      DRA      `json:"dra"`
+	Log      Log      `json:"log"`
+	Registry Registry `json:"registry"`
 }
 
 // Policy selects the policy module and how it runs.
 type Policy struct {
-	// A built-in policy's name (a DNS label, e.g. "topology-aware") or the path
-	// of a .wasm module (any name ending in ".wasm" or holding a "/"). Required.
+	// A built-in policy's name (a DNS label, e.g. "topology-aware"), the path
+	// of a .wasm module (any name ending in ".wasm" or holding a "/"), or an
+	// OCI reference: oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST), or
+	// oci-layout://PATH:TAG. Required.
 	Name string `json:"name"`
 	// The policy's own configuration, inline: a YAML/JSON object (passed on as
 	// JSON) or a string (passed on verbatim). Default: none. Not with ConfigFile.
@@ -119,6 +126,37 @@ type Log struct {
 	Verbosity int `json:"verbosity"`
 }
 
+// Registry is how policies named by an OCI reference are pulled and checked.
+type Registry struct {
+	// Registries (host:port, as in references) reached over plain HTTP instead
+	// of HTTPS. Default: none.
+	PlainHTTP []string `json:"plainHTTP,omitempty"`
+	// The content-addressed cache of pulled policies, an OCI image layout; the
+	// agent starts from it when the registry is unreachable. Default
+	// "<stateDir>/oci".
+	CacheDir string `json:"cacheDir,omitempty"`
+	// How long a start waits for the registry (resolving and downloading)
+	// before it loads the cached copy. Default 1m.
+	Timeout Duration `json:"timeout"`
+	// What an unsigned module, or one whose signatures do not verify, does:
+	// "off" (nothing is checked), "warn" (logged, loaded) or "enforce"
+	// (refused). Default "off".
+	Verification Verification `json:"verification"`
+	// PEM public keys whose signatures are trusted; at least one for "warn" or
+	// "enforce". Default: none.
+	PublicKeys []string `json:"publicKeys,omitempty"`
+}
+
+// Verification is the signature verification mode of policies.
+type Verification string
+
+// The verification modes.
+const (
+	VerifyOff     Verification = "off"
+	VerifyWarn    Verification = "warn"
+	VerifyEnforce Verification = "enforce"
+)
+
 // Default returns a configuration with every default and no policy.
 func Default() *Config {
 	return &Config{
@@ -128,6 +166,7 @@ func Default() *Config {
 		StateDir: DefaultStateDir,
 		Metrics:  Metrics{Address: DefaultMetricsAddress},
 		DRA:      DRA{Domain: DefaultDRADomain, RegistrarDir: DefaultRegistrarDir},
+		Registry: Registry{Timeout: DefaultRegistryTimeout, Verification: DefaultVerification},
 	}
 }
 
@@ -142,7 +181,11 @@ func (d *DRA) DataDir(driver string) string {
 	return filepath.Join(KubeletPluginsDir, driver)
 }
 
-// IsPath reports whether Name is a module's path rather than a built-in name.
+// IsPath reports whether Name is a module's path rather than a built-in name
+// or an OCI reference.
 func (p *Policy) IsPath() bool {
-	return strings.HasSuffix(p.Name, ".wasm") || strings.ContainsRune(p.Name, '/')
+	return !p.IsOCI() && (strings.HasSuffix(p.Name, ".wasm") || strings.ContainsRune(p.Name, '/'))
 }
+
+// IsOCI reports whether Name is an OCI reference (oci:// or oci-layout://).
+func (p *Policy) IsOCI() bool { return ref.IsReference(p.Name) }

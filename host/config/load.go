@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/nriwasm/nriwasm/host/oci/ref"
 )
 
 // Load reads the configuration file at path: Parse, then Complete with the
@@ -68,9 +70,18 @@ func (c *Config) Complete(dir string) error {
 	if c.Policy.IsPath() {
 		abs(&c.Policy.Name)
 	}
+	if r, err := ref.Parse(c.Policy.Name); err == nil && r.IsLayout() {
+		c.Policy.Name = r.Abs(dir).String()
+	}
 	for _, p := range []*string{&c.Policy.ConfigFile, &c.Policy.CacheDir, &c.NRI.SocketPath,
-		&c.Sysfs, &c.StateDir, &c.DRA.PluginDataDir, &c.DRA.RegistrarDir} {
+		&c.Sysfs, &c.StateDir, &c.DRA.PluginDataDir, &c.DRA.RegistrarDir, &c.Registry.CacheDir} {
 		abs(p)
+	}
+	for i := range c.Registry.PublicKeys {
+		abs(&c.Registry.PublicKeys[i])
+	}
+	if c.Registry.CacheDir == "" && c.StateDir != "" {
+		c.Registry.CacheDir = filepath.Join(c.StateDir, "oci")
 	}
 	if c.Policy.CacheDir == "" && c.StateDir != "" {
 		c.Policy.CacheDir = filepath.Join(c.StateDir, "cache")

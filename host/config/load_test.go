@@ -14,6 +14,7 @@ func TestLoadFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs("testdata/policies/custom.wasm")
+	key, _ := filepath.Abs("testdata/keys/cosign.pub")
 	want := &Config{
 		Policy: Policy{
 			Name:        abs,
@@ -29,6 +30,8 @@ func TestLoadFull(t *testing.T) {
 		DRA: DRA{Enabled: ptr(false), Domain: "example.com",
 			PluginDataDir: "/var/lib/kubelet/plugins/custom", RegistrarDir: "/var/lib/kubelet/plugins_registry2"},
 		Log: Log{Verbosity: 4},
+		Registry: Registry{PlainHTTP: []string{"localhost:5000"}, CacheDir: "/var/cache/nriwasm-oci",
+			Timeout: Duration(30 * time.Second), Verification: VerifyEnforce, PublicKeys: []string{key}},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
@@ -52,6 +55,7 @@ func TestLoadDefaults(t *testing.T) {
 	want := Default()
 	want.Policy.Name = "topology-aware"
 	want.Policy.CacheDir = DefaultStateDir + "/cache"
+	want.Registry.CacheDir = DefaultStateDir + "/oci"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}

@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/nriwasm/nriwasm/host/oci/ref"
 )
 
 // Limits Validate enforces.
@@ -19,6 +22,8 @@ const (
 	MinMemoryLimit Quantity = 64 << 10
 	MaxMemoryLimit Quantity = 4 << 30
 	wasmPage       Quantity = 64 << 10
+	// MaxRegistryTimeout bounds registry.timeout.
+	MaxRegistryTimeout = 10 * time.Minute
 	// MaxVerbosity bounds log.verbosity.
 	MaxVerbosity = 10
 	// maxSocketPath is the longest Unix socket path (sun_path less its NUL).
@@ -48,7 +53,7 @@ func (e *FieldError) Error() string {
 			return fmt.Sprintf("%s: %s", e.Field, e.Rule)
 		}
 		return fmt.Sprintf("%s: %q %s", e.Field, v, e.Rule)
-	case PluginIndex, FailurePolicy:
+	case PluginIndex, FailurePolicy, Verification:
 		return fmt.Sprintf("%s: %q %s", e.Field, v, e.Rule)
 	}
 	return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Rule)
@@ -73,7 +78,13 @@ func (c *Config) Validate() error {
 
 	p := &c.Policy
 	check(p.Name != "", "policy.name", "", "is required: a built-in policy's name or a .wasm path")
-	if p.Name != "" && p.IsPath() {
+	if p.Name != "" && p.IsOCI() {
+		if r, err := ref.Parse(p.Name); err != nil {
+			check(false, "policy.name", p.Name, "is not a valid OCI reference: %s", strings.TrimPrefix(err.Error(), fmt.Sprintf("%v %q: ", ref.ErrInvalid, p.Name)))
+		} else if r.IsLayout() {
+			check(filepath.IsAbs(r.Layout), "policy.name", p.Name, "must name an absolute layout path")
+		}
+	} else if p.Name != "" && p.IsPath() {
 		absPath("policy.name", p.Name, true)
 	} else if p.Name != "" {
 		check(len(p.Name) <= 63 && dnsLabelRE.MatchString(p.Name), "policy.name", p.Name,
@@ -103,13 +114,36 @@ func (c *Config) Validate() error {
 	d := &c.DRA
 	check(len(d.Domain) <= maxDriverName-2 && dnsSubdomainRE.MatchString(d.Domain), "dra.domain", d.Domain,
 		"must be a DNS subdomain of at most %d characters", maxDriverName-2)
-	if name := d.DriverName(p.Name); p.Name != "" && !p.IsPath() && len(name) > maxDriverName {
+	if name := d.DriverName(p.Name); p.Name != "" && !p.IsPath() && !p.IsOCI() && len(name) > maxDriverName {
 		check(false, "dra.domain", d.Domain, "makes the driver name %q %d characters long, over the limit of %d", name, len(name), maxDriverName)
 	}
 	absPath("dra.pluginDataDir", d.PluginDataDir, false)
 	absPath("dra.registrarDir", d.RegistrarDir, true)
+	validateRegistry(&c.Registry, check, absPath)
 	check(c.Log.Verbosity >= 0 && c.Log.Verbosity <= MaxVerbosity, "log.verbosity", c.Log.Verbosity, "must be between 0 and %d", MaxVerbosity)
 	return errors.Join(errs...)
+}
+
+func validateRegistry(r *Registry, check func(bool, string, any, string, ...any), absPath func(string, string, bool)) {
+	for i, h := range r.PlainHTTP {
+		check(validRegistryHost(h), fmt.Sprintf("registry.plainHTTP[%d]", i), h, "must be a registry's host or host:port")
+	}
+	absPath("registry.cacheDir", r.CacheDir, false)
+	check(r.Timeout > 0 && time.Duration(r.Timeout) <= MaxRegistryTimeout, "registry.timeout", r.Timeout, "must be positive and at most %v", MaxRegistryTimeout)
+	check(r.Verification == VerifyOff || r.Verification == VerifyWarn || r.Verification == VerifyEnforce, "registry.verification", r.Verification,
+		"must be %q, %q or %q", VerifyOff, VerifyWarn, VerifyEnforce)
+	if r.Verification == VerifyWarn || r.Verification == VerifyEnforce {
+		check(len(r.PublicKeys) > 0, "registry.publicKeys", "", "needs at least one key when registry.verification is %q", r.Verification)
+	}
+	for i, k := range r.PublicKeys {
+		absPath(fmt.Sprintf("registry.publicKeys[%d]", i), k, true)
+	}
+}
+
+// validRegistryHost reports whether h parses as the registry of a reference.
+func validRegistryHost(h string) bool {
+	_, err := ref.Parse("oci://" + h + "/x:y")
+	return err == nil
 }
 
 func validAddress(addr string) bool {
