@@ -9,6 +9,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 // fakePolicy runs the conformance policy natively and behaves like
@@ -23,6 +24,7 @@ type fakePolicy struct {
 	calls    map[abi.Method]int
 	rebuilds uint64
 	inits    []*abi.InitRequest
+	newPol   func() policy.Policy // default: the conformance policy
 }
 
 func newFake(traps map[abi.Method]int) *fakePolicy {
@@ -41,7 +43,11 @@ func (f *fakePolicy) load(ctx context.Context, restore wasm.RestoreFunc) (resmgr
 }
 
 func (f *fakePolicy) build(ctx context.Context) error {
-	r, err := native.New(&conformance.Policy{})
+	var p policy.Policy = &conformance.Policy{}
+	if f.newPol != nil {
+		p = f.newPol()
+	}
+	r, err := native.New(p)
 	if err != nil {
 		return err
 	}
@@ -73,6 +79,8 @@ func (f *fakePolicy) Call(ctx context.Context, m abi.Method, req abi.Message) (*
 func (f *fakePolicy) Rebuilds() uint64 { f.mu.Lock(); defer f.mu.Unlock(); return f.rebuilds }
 
 func (f *fakePolicy) Close(context.Context) error { return nil }
+
+func (f *fakePolicy) Discard(context.Context) { f.mu.Lock(); defer f.mu.Unlock(); f.inst = nil }
 
 // recorder keeps the Init requests the restore hook sends.
 type recorder struct {

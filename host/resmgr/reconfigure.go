@@ -28,6 +28,10 @@ func (m *Manager) Config() *config.Config {
 //     running one stays (result="rejected"); else the new configuration is in
 //     force, also for instances rebuilt later, and the policy's updates go to
 //     the update sink (result="applied").
+//   - A policy configuration that would turn DRA on or off (while dra.enabled
+//     is unset) is refused after the policy accepted it: the policy gets the
+//     running configuration back, and the message asks for a restart
+//     (result="restart_required").
 //
 // It returns the reason for a refusal, nil when applied or unchanged.
 func (m *Manager) ApplyConfig(ctx context.Context, cfg *config.Config, loadErr error) error {
@@ -57,6 +61,11 @@ func (m *Manager) ApplyConfig(ctx context.Context, cfg *config.Config, loadErr e
 		m.log.Error(err, "policy rejected the new configuration; the running one stays")
 		return fmt.Errorf("reconfigure policy: %w", err)
 	}
+	if cfg.DRA.Enabled == nil && resp.GetWantsDra() != m.wantsDRA {
+		err := fmt.Errorf("the policy's new configuration turns DRA %s: restart the agent to apply it", onOff(resp.GetWantsDra()))
+		m.rollBack(ctx, err)
+		return err
+	}
 	updates, ok := m.acceptUpdates(abi.Method_METHOD_RECONFIGURE, resp.GetUpdates(), "")
 	if !ok {
 		m.metrics.ConfigReload(metrics.ReloadRejected)
@@ -69,4 +78,32 @@ func (m *Manager) ApplyConfig(ctx context.Context, cfg *config.Config, loadErr e
 		m.updateSink(updates)
 	}
 	return nil
+}
+
+// rollBack gives the policy the running configuration again after it accepted
+// one the host refuses; if even that fails, the instance is rebuilt from the
+// running configuration on the next call.
+func (m *Manager) rollBack(ctx context.Context, reason error) {
+	m.metrics.ConfigReload(metrics.ReloadRestartRequired)
+	m.log.Error(reason, "configuration change refused; the running configuration stays until a restart")
+	var resp *abi.ReconfigureResponse
+	err := m.call(ctx, abi.Method_METHOD_RECONFIGURE, func(ctx context.Context) (err error) {
+		resp, err = m.client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: m.cfg.Policy.Data})
+		return err
+	})
+	if err == nil {
+		if updates, ok := m.acceptUpdates(abi.Method_METHOD_RECONFIGURE, resp.GetUpdates(), ""); ok && len(updates) > 0 && m.updateSink != nil {
+			m.updateSink(updates)
+		}
+		return
+	}
+	m.log.Error(err, "policy refused its running configuration back; rebuilding its instance")
+	m.policy.Discard(ctx)
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }

@@ -40,6 +40,8 @@ type Policy interface {
 	abi.Transport
 	// Rebuilds counts instances rebuilt after a failure.
 	Rebuilds() uint64
+	// Discard drops the current instance; the next call rebuilds it.
+	Discard(ctx context.Context)
 	Close(ctx context.Context) error
 }
 
@@ -58,6 +60,9 @@ type Options struct {
 	Load LoadFunc
 	// NodeName is the Kubernetes node's name, sent in Init.
 	NodeName string
+	// DriverName is the DRA driver's name, sent in Init; empty when the user
+	// turned DRA off.
+	DriverName string
 	// AvailableCPUs, if set, restricts answers' cpusets to these online CPUs.
 	AvailableCPUs []uint32
 	// Logger receives the manager's log. Default: discard.
@@ -73,6 +78,7 @@ type Manager struct {
 	topo    *abi.Topology
 	limits  *validate.Limits
 	node    string
+	driver  string
 
 	mu         sync.Mutex // the one lock: every request below runs under it
 	cfg        *config.Config
@@ -81,6 +87,7 @@ type Manager struct {
 	client     *abi.Client
 	rebuilds   uint64      // policy.Rebuilds() already counted in metrics
 	synced     atomic.Bool // the first Synchronize was handled
+	wantsDRA   bool        // the policy's configuration asks for DRA devices
 	updateSink func([]*abi.ContainerUpdate)
 
 	saver *saver
@@ -103,7 +110,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 		limitOpts = append(limitOpts, validate.WithAvailableCPUs(o.AvailableCPUs))
 	}
 	m := &Manager{
-		log: log, metrics: o.Metrics, topo: o.Topology, node: o.NodeName,
+		log: log, metrics: o.Metrics, topo: o.Topology, node: o.NodeName, driver: o.DriverName,
 		limits: validate.New(o.Topology, limitOpts...),
 		cfg:    o.Config,
 	}
@@ -135,12 +142,13 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 // from New, before any request).
 func (m *Manager) restore(ctx context.Context, t abi.Transport) error {
 	rs := m.journal.RestoreState()
-	_, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{
-		Config: m.cfg.Policy.Data, NodeName: m.node, Topology: m.topo, Restore: rs,
+	resp, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{
+		Config: m.cfg.Policy.Data, NodeName: m.node, Topology: m.topo, Restore: rs, DriverName: m.driver,
 	})
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
+	m.wantsDRA = resp.GetWantsDra()
 	m.log.Info("policy instance initialized", "pods", len(rs.Pods), "containers", len(rs.Containers), "claims", len(rs.Claims))
 	return nil
 }

@@ -3,6 +3,7 @@ package resmgr_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -124,7 +125,8 @@ func TestApplyConfig(t *testing.T) {
 		wantErr bool
 		applied bool
 	}{
-		{"policy config", with(func(c *config.Config) { c.Policy.Data = []byte("dra") }), nil, false, true},
+		{"policy config", with(func(c *config.Config) { c.Policy.Data = []byte("tuned") }), nil, false, true},
+		{"policy config turning DRA on", with(func(c *config.Config) { c.Policy.Data = []byte("dra") }), nil, true, false},
 		{"rejected by the policy", with(func(c *config.Config) { c.Policy.Data = []byte("reject") }), nil, true, false},
 		{"restart required", with(func(c *config.Config) { c.NRI.SocketPath = "/elsewhere"; c.Policy.Data = []byte("x") }), nil, true, false},
 		{"file does not load", nil, errors.New("config x: policy.name: required"), true, false},
@@ -138,6 +140,9 @@ func TestApplyConfig(t *testing.T) {
 			}
 			if got := m.Config(); (got == tt.cfg) != tt.applied || (!tt.applied && got != before) {
 				t.Fatalf("running config changed = %v, want %v", got != before, tt.applied)
+			}
+			if tt.name == "policy config turning DRA on" && !strings.Contains(err.Error(), "restart the agent") {
+				t.Errorf("err = %v, want it to ask for a restart", err)
 			}
 			if tt.name == "restart required" {
 				var re *config.RestartError
@@ -153,8 +158,8 @@ func TestApplyConfig(t *testing.T) {
 	if _, _, err := m.CreateContainer(context.Background(), pod, c); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(f.inits[len(f.inits)-1].GetConfig()); got != "dra" {
-		t.Fatalf("rebuilt instance configured with %q, want the applied \"dra\"", got)
+	if got := string(f.inits[len(f.inits)-1].GetConfig()); got != "tuned" {
+		t.Fatalf("rebuilt instance configured with %q, want the applied \"tuned\"", got)
 	}
 }
 

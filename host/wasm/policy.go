@@ -106,6 +106,18 @@ func (p *Policy) Call(ctx context.Context, method abi.Method, req abi.Message) (
 	return resp, err
 }
 
+// Discard drops the current instance, as after a failure: the next call
+// builds a new one through the RestoreFunc. The host uses it when an
+// instance's state can no longer be trusted.
+func (p *Policy) Discard(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inst != nil {
+		p.inst.close(ctx)
+		p.inst = nil
+	}
+}
+
 // newInstance instantiates the module and runs the RestoreFunc on it.
 func (p *Policy) newInstance(ctx context.Context) (*instance, error) {
 	inst, err := instantiate(ctx, p.name, p.compiled, &p.opts, p.logger)
