@@ -134,7 +134,7 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 	if remoteErr != nil {
 		cached, err := f.cache.Resolve(ctx, cacheKey(r))
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: registry unreachable and no cached copy: %w", r, remoteErr)
+			return nil, fmt.Errorf("policy %s: cannot pull from the registry and no cached copy: %w", r, remoteErr)
 		}
 		log.Error(remoteErr, "registry unreachable; loading the cached copy", "digest", cached.Digest)
 		m, err := f.fromCache(ctx, r, cached, nil)
@@ -240,18 +240,24 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 	if m.Name == "" {
 		m.Name = path.Base(r.Name())
 	}
-	if m.KeyHint, err = f.verify(ctx, m); err != nil {
+	// Online, signatures are read from the source, so one deleted there no
+	// longer counts; offline, from the cache, which copied them.
+	var sigs content.ReadOnlyGraphStorage = f.cache
+	if src != nil {
+		sigs = src
+	}
+	if m.KeyHint, err = f.verify(ctx, sigs, m); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// verify checks m's signatures in the cache as the mode says.
-func (f *Fetcher) verify(ctx context.Context, m *Module) (string, error) {
+// verify checks m's signatures in store as the mode says.
+func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage, m *Module) (string, error) {
 	if f.o.Mode == signature.Off {
 		return "", nil
 	}
-	res, err := f.o.Verifier.Verify(ctx, f.cache, m.Manifest)
+	res, err := f.o.Verifier.Verify(ctx, store, m.Manifest)
 	if err == nil {
 		f.log.Info("policy signature verified", "reference", m.Reference.String(), "key", res.KeyHint)
 		return res.KeyHint, nil

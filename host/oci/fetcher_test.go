@@ -159,7 +159,7 @@ func TestRegistryDown(t *testing.T) {
 
 	t.Run("without a cached copy", func(t *testing.T) {
 		f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: t.TempDir(), Timeout: timeoutShort})
-		if _, err := f.Load(ctx, r); err == nil || !strings.Contains(err.Error(), "registry unreachable and no cached copy") {
+		if _, err := f.Load(ctx, r); err == nil || !strings.Contains(err.Error(), "cannot pull from the registry and no cached copy") {
 			t.Fatalf("Load = %v, want an unreachable registry and no cached copy", err)
 		}
 	})
@@ -228,6 +228,17 @@ func TestSignatureModes(t *testing.T) {
 	t.Run("signed by another key under enforce", func(t *testing.T) {
 		if _, err := enforce().Load(ctx, foreign); !errors.Is(err, signature.ErrMismatch) {
 			t.Fatalf("Load = %v, want ErrMismatch", err)
+		}
+	})
+	t.Run("signed in another repository, unsigned in this one", func(t *testing.T) {
+		// The same module, so the same digest: the cache holds its signature
+		// from the signed repository, but online only this one's count.
+		f := enforce()
+		if _, err := f.Load(ctx, signed); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Load(ctx, unsigned); !errors.Is(err, signature.ErrUnsigned) {
+			t.Fatalf("Load = %v, want ErrUnsigned", err)
 		}
 	})
 	t.Run("unsigned under warn", func(t *testing.T) {

@@ -42,7 +42,7 @@ func defaultCacheDir() string {
 func runCheck(cmd *cobra.Command, f policyFlags) error {
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
-	name, module, err := readPolicy(f.policy)
+	name, module, err := f.load(ctx, newLogger(cmd.ErrOrStderr(), 0))
 	if err != nil {
 		return err
 	}

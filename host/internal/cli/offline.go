@@ -19,13 +19,15 @@ type policyFlags struct {
 	sysfs    string
 	cacheDir string
 	config   string
+	oci      ociFlags
 }
 
 func (f *policyFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name or a .wasm file")
+	fs.StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name, a .wasm file, or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST)")
 	fs.StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `compiled-code cache directory ("" for none)`)
 	fs.StringVar(&f.config, "config", "", "a policy configuration file")
+	f.oci.register(fs)
 }
 
 // inputs reads the policy's configuration (nil without --config) and discovers

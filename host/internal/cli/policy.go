@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/nriwasm/nriwasm/host/oci"
+	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
@@ -17,7 +16,7 @@ func newPolicy() *cobra.Command {
 		Use:   "policy",
 		Short: "Work with policy modules",
 	}
-	cmd.AddCommand(newPolicySeal(), newPolicyInspect())
+	cmd.AddCommand(newPolicySeal(), newPolicyInspect(), newPolicyPush(), newPolicyPull(), newPolicyVerify())
 	return cmd
 }
 
@@ -55,33 +54,40 @@ unless --output names another.`,
 }
 
 func newPolicyInspect() *cobra.Command {
-	return &cobra.Command{
-		Use:   "inspect (NAME|FILE.wasm)",
-		Short: "Print a policy's metadata section as JSON, without running it",
-		Args:  cobra.ExactArgs(1),
+	var f ociFlags
+	var cacheDir string
+	cmd := &cobra.Command{
+		Use:   "inspect (NAME|FILE.wasm|oci://REGISTRY/REPOSITORY:TAG)",
+		Short: "Print a policy's metadata, exports and, for an OCI artifact, its digest and annotations, without running it",
+		Long: `inspect prints, as JSON, the policy's metadata section (name, version, ABI
+version, capabilities) and the module's exports, read from the binary without
+compiling or running it. For an OCI reference it also prints the resolved
+digest, the layer's media type and the manifest's annotations.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, module, err := readPolicy(args[0])
+			var m *oci.Module
+			var module []byte
+			if ref.IsReference(args[0]) {
+				var err error
+				if m, err = pullModule(cmd, f, args[0], cacheDir); err != nil {
+					return err
+				}
+				module = m.Bytes
+			} else {
+				var err error
+				if _, module, err = readPolicy(args[0]); err != nil {
+					return err
+				}
+			}
+			out, err := inspect(args[0], module, m)
 			if err != nil {
 				return err
 			}
-			md, err := wasm.ReadMetadata(module)
-			if err != nil {
-				return err
-			}
-			if md == nil {
-				return fmt.Errorf("%s has no metadata section: run `nriwasm policy seal` on it", args[0])
-			}
-			data, err := protojson.Marshal(md)
-			if err != nil {
-				return err
-			}
-			// protojson varies its spacing on purpose; re-indent for a stable output.
-			var out bytes.Buffer
-			if err := json.Indent(&out, data, "", "  "); err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), out.String())
+			fmt.Fprintln(cmd.OutOrStdout(), string(out))
 			return nil
 		},
 	}
+	f.register(cmd.Flags())
+	cacheFlag(cmd, &cacheDir)
+	return cmd
 }

@@ -50,7 +50,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	name, module, err := readPolicy(cfg.Policy.Name)
+	name, module, err := loadAgentPolicy(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

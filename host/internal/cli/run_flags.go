@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
@@ -25,7 +26,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "the configuration file (YAML); watched for live changes. Default: every field's default")
-	fl.StringVar(&f.policy, "policy", "", "overrides policy.name: a built-in policy or a .wasm file (default "+builtin.Default+" without a file)")
+	fl.StringVar(&f.policy, "policy", "", "overrides policy.name: a built-in policy, a .wasm file or oci://REGISTRY/REPOSITORY:TAG (default "+builtin.Default+" without a file)")
 	fl.StringVar(&f.nriSocket, "nri-socket", "", "overrides nri.socketPath (default "+config.DefaultSocketPath+")")
 	fl.StringVar(&f.sysfs, "sysfs", "", "overrides sysfs, the root topology is read from (default "+config.DefaultSysfs+")")
 	fl.StringVar(&f.stateDir, "state-dir", "", "overrides stateDir, where the checkpoint is kept (default "+config.DefaultStateDir+")")
@@ -74,6 +75,10 @@ func (f *runFlags) override(cfg *config.Config) error {
 		if cfg.Policy.IsPath() {
 			cfg.Policy.Name = abs(f.policy)
 		}
+		if r, err := ref.Parse(f.policy); err == nil && r.IsLayout() {
+			r.Layout = abs(r.Layout)
+			cfg.Policy.Name = r.String()
+		}
 	}
 	if f.nriSocket != "" {
 		cfg.NRI.SocketPath = abs(f.nriSocket)
@@ -84,6 +89,9 @@ func (f *runFlags) override(cfg *config.Config) error {
 	if f.stateDir != "" {
 		if cfg.Policy.CacheDir == filepath.Join(cfg.StateDir, "cache") {
 			cfg.Policy.CacheDir = filepath.Join(abs(f.stateDir), "cache")
+		}
+		if cfg.Registry.CacheDir == filepath.Join(cfg.StateDir, "oci") {
+			cfg.Registry.CacheDir = filepath.Join(abs(f.stateDir), "oci")
 		}
 		cfg.StateDir = abs(f.stateDir)
 	}

@@ -66,11 +66,11 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 		}
 		transport = r
 	} else {
-		name, module, err := readPolicy(f.policy)
+		logger := logr.FromSlogHandler(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+		name, module, err := f.load(ctx, logger)
 		if err != nil {
 			return err
 		}
-		logger := logr.FromSlogHandler(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 		p, err := wasm.Load(ctx, name, module, f.wasmOptions(wasm.WithRestore(runner.Init), wasm.WithLogger(logger))...)
 		if err != nil {
 			return err

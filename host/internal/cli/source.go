@@ -1,10 +1,21 @@
 package cli
 
 import (
+	"context"
+	"crypto"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
+
+	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/oci"
+	"github.com/nriwasm/nriwasm/host/oci/ref"
+	"github.com/nriwasm/nriwasm/host/oci/signature"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
@@ -23,4 +34,160 @@ func readPolicy(ref string) (name string, module []byte, err error) {
 		return "", nil, fmt.Errorf("read policy: %w", err)
 	}
 	return strings.TrimSuffix(ref[strings.LastIndexByte(ref, os.PathSeparator)+1:], ".wasm"), module, nil
+}
+
+// policySource resolves every kind of policy reference: a built-in name, a
+// .wasm path, or an OCI reference (pulled through the cache and verified).
+type policySource struct {
+	oci oci.Options
+	log logr.Logger
+}
+
+// load returns the module a reference names and the name to call it by.
+// Under signature.Enforce a .wasm path is refused (it carries no signature);
+// built-in policies are part of the binary and always allowed.
+func (s policySource) load(ctx context.Context, reference string) (string, []byte, error) {
+	if !ref.IsReference(reference) {
+		name, module, err := readPolicy(reference)
+		if err != nil || !strings.HasSuffix(reference, ".wasm") && !strings.ContainsRune(reference, os.PathSeparator) {
+			return name, module, err
+		}
+		switch s.oci.Mode {
+		case signature.Enforce:
+			return "", nil, fmt.Errorf("policy %s: a .wasm file carries no signature and verification mode is enforce: push it to a registry and sign it (docs/oci.md)", reference)
+		case signature.Warn:
+			s.log.Error(nil, "policy is a .wasm file, which carries no signature; loading it anyway (verification mode warn)", "policy", reference)
+		}
+		return name, module, nil
+	}
+	r, err := ref.Parse(reference)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := oci.NewFetcher(ctx, s.oci)
+	if err != nil {
+		return "", nil, err
+	}
+	m, err := f.Load(ctx, r)
+	if err != nil {
+		return "", nil, err
+	}
+	s.log.Info("policy loaded", "reference", m.Reference.String(), "name", m.Name, "version", m.Annotations[oci.AnnotationVersion],
+		"signedBy", m.KeyHint, "offline", m.Offline)
+	return m.Name, m.Bytes, nil
+}
+
+// agentSource is the agent's policySource: the registry section of its
+// configuration, credentials from the environment and the docker config.
+func agentSource(cfg *config.Config, log logr.Logger) (policySource, error) {
+	r := cfg.Registry
+	src := policySource{log: log, oci: oci.Options{
+		Remote:   oci.Remote{PlainHTTP: r.PlainHTTP},
+		CacheDir: r.CacheDir, Mode: signature.Mode(r.Verification), Timeout: time.Duration(r.Timeout), Logger: log,
+	}}
+	if src.oci.Mode != signature.Off {
+		v, err := loadVerifier(r.PublicKeys)
+		if err != nil {
+			return policySource{}, fmt.Errorf("registry.publicKeys: %w", err)
+		}
+		src.oci.Verifier = v
+	}
+	if cfg.Policy.IsOCI() {
+		cred, err := oci.Credentials(os.Getenv)
+		if err != nil {
+			return policySource{}, err
+		}
+		src.oci.Credential = cred
+	}
+	return src, nil
+}
+
+// loadVerifier trusts the PEM public keys in files.
+func loadVerifier(files []string) (*signature.Verifier, error) {
+	var keys []crypto.PublicKey
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		pub, err := signature.ParsePublicKey(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		keys = append(keys, pub)
+	}
+	return signature.NewVerifier(keys...)
+}
+
+// ociFlags are the registry and verification flags of the commands that
+// read a policy.
+type ociFlags struct {
+	plainHTTP bool
+	keys      []string
+	verify    string
+}
+
+func (f *ociFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.plainHTTP, "plain-http", false, "reach the registry of an oci:// policy over plain HTTP instead of HTTPS")
+	fs.StringSliceVar(&f.keys, "key", nil, "a PEM public key whose signatures are trusted (repeatable)")
+	fs.StringVar(&f.verify, "verify", "", `signature verification of oci:// policies: off, warn or enforce (default "enforce" with --key, else "off")`)
+}
+
+// source is the policySource of a command: cacheDir/oci as the cache ("" for
+// one in memory), credentials from the environment and the docker config.
+func (f *ociFlags) source(reference, cacheDir string, log logr.Logger) (policySource, error) {
+	mode := signature.Off
+	if len(f.keys) > 0 {
+		mode = signature.Enforce
+	}
+	if f.verify != "" {
+		m, err := signature.ParseMode(f.verify)
+		if err != nil {
+			return policySource{}, fmt.Errorf("--verify: %w", err)
+		}
+		mode = m
+	}
+	src := policySource{log: log, oci: oci.Options{Mode: mode, Logger: log}}
+	if cacheDir != "" {
+		src.oci.CacheDir = filepath.Join(cacheDir, "oci")
+	}
+	if mode != signature.Off {
+		if len(f.keys) == 0 {
+			return policySource{}, fmt.Errorf("--verify %s: needs at least one --key", mode)
+		}
+		v, err := loadVerifier(f.keys)
+		if err != nil {
+			return policySource{}, fmt.Errorf("--key: %w", err)
+		}
+		src.oci.Verifier = v
+	}
+	if r, err := ref.Parse(reference); err == nil {
+		if f.plainHTTP {
+			src.oci.PlainHTTP = []string{r.Registry}
+		}
+		cred, err := oci.Credentials(os.Getenv)
+		if err != nil {
+			return policySource{}, err
+		}
+		src.oci.Credential = cred
+	}
+	return src, nil
+}
+
+// loadAgentPolicy loads the agent's policy.name with its registry settings.
+func loadAgentPolicy(ctx context.Context, cfg *config.Config, log logr.Logger) (string, []byte, error) {
+	src, err := agentSource(cfg, log)
+	if err != nil {
+		return "", nil, err
+	}
+	return src.load(ctx, cfg.Policy.Name)
+}
+
+// load loads the policy --policy names.
+func (f *policyFlags) load(ctx context.Context, log logr.Logger) (string, []byte, error) {
+	src, err := f.oci.source(f.policy, f.cacheDir, log)
+	if err != nil {
+		return "", nil, err
+	}
+	return src.load(ctx, f.policy)
 }
