@@ -19,10 +19,17 @@ ABI_BASELINE := abi/v1/v1.0.binpb
 WASM_ENV := GOOS=wasip1 GOARCH=wasm
 WASM_BUILD := $(WASM_ENV) $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 BIN := bin/nriwasm
+# Rust: Debian's toolchain and packaged crates, offline (.ci/rust-deps installs
+# them; sdk/rust/cargo-debian.toml points cargo at them). Paths are remapped so a
+# rebuild anywhere gives the same bytes.
+RUST_TARGET_DIR := $(CURDIR)/.cache/cargo-target
+CARGO := RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=$(RUST_TARGET_DIR) /usr/bin/cargo --config $(CURDIR)/sdk/rust/cargo-debian.toml
+RUST_WASM := RUSTFLAGS=--remap-path-prefix=$(CURDIR)=/nriwasm $(CARGO) build --quiet --release --locked --target wasm32-wasi --manifest-path
+RUST_OUT := $(RUST_TARGET_DIR)/wasm32-wasi/release
 # containerd, runc and crictl for the integration tests, cached outside the repository.
 INTEGRATION_BIN ?= $(HOME)/.cache/nriwasm-integration/bin
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration
+.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration rust-deps rust-policies rust
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -37,7 +44,7 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 generate: ## regenerate abi/v1/*.pb.go from the .proto files
 	buf generate
 
-policies: ## build and seal every .wasm: built-in policies and test fixtures
+policies: rust-policies ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance
 	$(WASM_BUILD) -o policies/builtin/topology-aware.wasm ./policies/topologyaware/cmd/topology-aware
 	$(WASM_BUILD) -o policies/builtin/balloons.wasm ./policies/balloons/cmd/balloons
@@ -48,6 +55,23 @@ policies: ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -tags wrongabi -o host/wasm/testdata/rawguest-wrongabi.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -tags nocall -o host/wasm/testdata/rawguest-nocall.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -o host/wasm/internal/interrupt/testdata/spin.wasm ./host/wasm/internal/interrupt/testdata/spin
+
+rust-deps: ## install Debian's Rust toolchain, wasm32 std and prost crates (apt, only what is missing)
+	bash .ci/rust-deps
+
+rust-policies: rust-deps ## build and seal the Rust-built .wasm: policies/netdev, the Rust conformance fixture
+	$(RUST_WASM) sdk/rust/conformance/Cargo.toml
+	cp $(RUST_OUT)/nriwasm_conformance.wasm host/wasm/testdata/conformance-rust.wasm
+	$(RUST_WASM) policies/netdev/Cargo.toml
+	cp $(RUST_OUT)/nriwasm_netdev.wasm policies/netdev/netdev.wasm
+	$(GO) run ./host/cmd/nriwasm policy seal host/wasm/testdata/conformance-rust.wasm
+	$(GO) run ./host/cmd/nriwasm policy seal policies/netdev/netdev.wasm
+
+rust: rust-policies ## test the Rust SDK and the Rust policies natively, build their .wasm, run their Go tests
+	$(CARGO) test --quiet --locked --manifest-path sdk/rust/Cargo.toml
+	$(CARGO) test --quiet --locked --manifest-path sdk/rust/conformance/Cargo.toml
+	$(CARGO) test --quiet --locked --manifest-path policies/netdev/Cargo.toml
+	$(GO) test ./policies/netdev/ ./host/wasm/ -run 'Conformance|Netdev|Devices|Allocate|Claims|Configuration|Sealed'
 
 build: ## build bin/nriwasm (the built-in policies are embedded)
 	$(GO) build -o $(BIN) ./host/cmd/nriwasm

@@ -2,7 +2,6 @@ package wasm_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -10,18 +9,6 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
 )
-
-// request1K is a CreateContainer request of about 1 KiB whose response (the env
-// reversed) is about as large.
-func request1K() *abi.CreateContainerRequest {
-	var env []string
-	for i := range 16 {
-		env = append(env, fmt.Sprintf("VARIABLE_%02d", i), fmt.Sprintf("value-%02d-0123456789abcdef0123456789", i))
-	}
-	req := createContainer("bench", env...)
-	req.Pod.Labels = map[string]string{"app": "bench", "tier": "backend"}
-	return req
-}
 
 func benchTransports(b *testing.B) map[string]abi.Transport {
 	ctx := context.Background()

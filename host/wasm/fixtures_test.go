@@ -19,6 +19,15 @@ func conformanceModule(t testing.TB) []byte {
 	return data
 }
 
+// rustConformance is the same policy written with the Rust SDK
+// (sdk/rust/conformance), built and sealed by make policies:
+//
+//	cargo build --release --target wasm32-wasi --manifest-path sdk/rust/conformance/Cargo.toml
+//	nriwasm policy seal testdata/conformance-rust.wasm
+//
+//go:embed testdata/conformance-rust.wasm
+var rustConformance []byte
+
 // Raw guests that break the calling convention, built from testdata/rawguest by
 // make policies:
 //

@@ -17,7 +17,7 @@ import (
 func TestGarbageCollectionDuringARunawayCall(t *testing.T) {
 	for _, mode := range []wasm.Interrupt{wasm.InterruptInstrumented, wasm.InterruptWazero} {
 		t.Run(mode.String(), func(t *testing.T) {
-			_, client, _ := load(t, wasm.WithInterrupt(mode), wasm.WithCallTimeout(500*time.Millisecond))
+			_, client, _ := load(t, conformanceModule(t), wasm.WithInterrupt(mode), wasm.WithCallTimeout(500*time.Millisecond))
 			done := make(chan error, 1)
 			go func() {
 				_, err := client.CreateContainer(context.Background(), createContainer("loop"))

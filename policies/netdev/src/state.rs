@@ -1,0 +1,317 @@
+//! The policy: interfaces, their device names and which claim holds which.
+
+use std::collections::BTreeMap;
+
+use nriwasm::abi::*;
+use nriwasm::{Description, Error, Policy, Result};
+
+use crate::names;
+
+/// The attribute name Kubernetes standardized for PCIe root alignment.
+pub const PCIE_ROOT_ATTRIBUTE: &str = "resource.kubernetes.io/pcieRoot";
+/// The longest string attribute value the API accepts.
+const MAX_ATTRIBUTE_VALUE: usize = 64;
+/// The most IPs KEP-4817 network data may list.
+const MAX_IPS: usize = 16;
+
+/// One offered interface.
+struct Nic {
+    device: String,
+    iface: NetworkInterface,
+}
+
+/// The netdev policy.
+#[derive(Default)]
+pub struct NetDev {
+    nics: Vec<Nic>,
+    /// Claim UID → the devices allocated to it.
+    claims: BTreeMap<String, Vec<String>>,
+    /// Device → the UID of the claim holding it exclusively.
+    holders: BTreeMap<String, String>,
+}
+
+fn check_config(config: &[u8]) -> Result<()> {
+    let text = String::from_utf8_lossy(config);
+    let text = text.trim();
+    if text.is_empty() || text == "{}" {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(
+        "config",
+        format!("netdev takes no configuration (empty or {{}}), got {} bytes", config.len()),
+    ))
+}
+
+fn string(v: &str) -> DeviceAttribute {
+    DeviceAttribute { value: Some(device_attribute::Value::StringValue(v.to_string())) }
+}
+
+fn int(v: i64) -> DeviceAttribute {
+    DeviceAttribute { value: Some(device_attribute::Value::IntValue(v)) }
+}
+
+/// An environment variable name for a request: upper case, every character
+/// other than A-Z, 0-9 and '_' (a subrequest's '/', a '-') becomes '_'.
+fn env_name(request: &str) -> String {
+    let req: String = request
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .collect();
+    format!("NETDEV_{}_INTERFACE", req)
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl NetDev {
+    fn nic(&self, device: &str) -> Option<&Nic> {
+        self.nics.iter().find(|n| n.device == device)
+    }
+
+    fn device(nic: &Nic) -> Device {
+        let i = &nic.iface;
+        let mut attributes = BTreeMap::new();
+        let mut put_string = |name: &str, value: &str| {
+            if value.is_empty() {
+                return;
+            }
+            if value.len() > MAX_ATTRIBUTE_VALUE {
+                nriwasm::warn!(
+                    "interface {}: attribute {} is {} characters, over the API's {}: left out",
+                    i.name,
+                    name,
+                    value.len(),
+                    MAX_ATTRIBUTE_VALUE
+                );
+                return;
+            }
+            attributes.insert(name.to_string(), string(value));
+        };
+        put_string("interfaceName", &i.name);
+        put_string("macAddress", &i.mac);
+        put_string("pciAddress", &i.pci_address);
+        put_string(PCIE_ROOT_ATTRIBUTE, &i.pcie_root);
+        if let Some(node) = i.numa_node {
+            attributes.insert("numaNode".to_string(), int(i64::from(node)));
+        }
+        if i.mtu > 0 {
+            attributes.insert("mtu".to_string(), int(i64::from(i.mtu)));
+        }
+        Device { name: nic.device.clone(), attributes, ..Default::default() }
+    }
+
+    fn prepared(nic: &Nic, result: &DeviceAllocation) -> PreparedDevice {
+        let i = &nic.iface;
+        if i.addresses.len() > MAX_IPS {
+            nriwasm::warn!(
+                "interface {} has {} addresses; the claim status lists the first {}",
+                i.name,
+                i.addresses.len(),
+                MAX_IPS
+            );
+        }
+        let ready = if i.up {
+            Condition {
+                r#type: "Ready".into(),
+                status: "True".into(),
+                reason: "InterfaceUp".into(),
+                message: format!("interface {} is up", i.name),
+            }
+        } else {
+            Condition {
+                r#type: "Ready".into(),
+                status: "False".into(),
+                reason: "InterfaceDown".into(),
+                message: format!("interface {} is down", i.name),
+            }
+        };
+        PreparedDevice {
+            request: result.request.clone(),
+            pool: result.pool.clone(),
+            device: result.device.clone(),
+            share_id: result.share_id.clone(),
+            container_edits: Some(CdiContainerEdits {
+                env: vec![format!("{}={}", env_name(&result.request), i.name)],
+                ..Default::default()
+            }),
+            status: Some(DeviceStatus {
+                conditions: vec![ready],
+                data: Vec::new(),
+                network_data: Some(NetworkDeviceData {
+                    interface_name: i.name.clone(),
+                    ips: i.addresses.iter().take(MAX_IPS).cloned().collect(),
+                    hardware_address: i.mac.clone(),
+                }),
+            }),
+        }
+    }
+
+    /// Records that claim holds the devices of its exclusive results.
+    fn hold(&mut self, uid: &str, results: &[DeviceAllocation]) {
+        let devices: Vec<String> = results.iter().map(|r| r.device.clone()).collect();
+        for r in results.iter().filter(|r| !r.admin_access) {
+            self.holders.insert(r.device.clone(), uid.to_string());
+        }
+        self.claims.insert(uid.to_string(), devices);
+    }
+
+    fn free(&mut self, uid: &str) {
+        if let Some(devices) = self.claims.remove(uid) {
+            for d in devices {
+                if self.holders.get(&d).map(String::as_str) == Some(uid) {
+                    self.holders.remove(&d);
+                }
+            }
+        }
+    }
+}
+
+impl Policy for NetDev {
+    fn describe(&self) -> Description {
+        Description {
+            name: "netdev".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            summary: "offers the node's network interfaces as DRA devices".into(),
+            capabilities: vec![
+                Method::Init,
+                Method::Reconfigure,
+                Method::Devices,
+                Method::Allocate,
+                Method::Release,
+                Method::DumpState,
+            ],
+        }
+    }
+
+    fn init(&mut self, r: InitRequest) -> Result<InitResponse> {
+        check_config(&r.config)?;
+        let mut ifaces: Vec<NetworkInterface> =
+            r.topology.unwrap_or_default().network_interfaces.into_iter().filter(|i| !i.r#virtual).collect();
+        ifaces.sort_by(|a, b| a.name.cmp(&b.name));
+        let devices = names::assign(ifaces.iter().map(|i| i.name.as_str()));
+        self.nics = devices.into_iter().zip(ifaces).map(|(device, iface)| Nic { device, iface }).collect();
+        self.claims.clear();
+        self.holders.clear();
+        for prepared in r.restore.unwrap_or_default().claims {
+            let claim = prepared.claim.unwrap_or_default();
+            let known: Vec<DeviceAllocation> = claim
+                .results
+                .into_iter()
+                .filter(|res| {
+                    let ok = self.nic(&res.device).is_some();
+                    if !ok {
+                        nriwasm::warn!(
+                            "restored claim {}/{} holds device {}, which this node no longer has",
+                            claim.namespace,
+                            claim.name,
+                            res.device
+                        );
+                    }
+                    ok
+                })
+                .collect();
+            self.hold(&claim.uid, &known);
+        }
+        nriwasm::info!(
+            "netdev: {} interfaces offered, {} claims restored",
+            self.nics.len(),
+            self.claims.len()
+        );
+        Ok(InitResponse { wants_dra: true })
+    }
+
+    fn reconfigure(&mut self, r: ReconfigureRequest) -> Result<ReconfigureResponse> {
+        check_config(&r.config)?;
+        Ok(ReconfigureResponse { wants_dra: true, updates: vec![] })
+    }
+
+    fn devices(&mut self, _: DevicesRequest) -> Result<DevicesResponse> {
+        Ok(DevicesResponse { devices: self.nics.iter().map(NetDev::device).collect(), shared_counters: vec![] })
+    }
+
+    fn allocate(&mut self, r: AllocateRequest) -> Result<AllocateResponse> {
+        let claim = r.claim.unwrap_or_default();
+        let mut devices = Vec::with_capacity(claim.results.len());
+        for (i, res) in claim.results.iter().enumerate() {
+            let field = format!("claim.results[{}].device", i);
+            let nic = self.nic(&res.device).ok_or_else(|| {
+                Error::not_found(field.clone(), format!("{:?} is not a network interface this node offers", res.device))
+            })?;
+            if let Some(holder) = self.holders.get(&res.device) {
+                if holder != &claim.uid && !res.admin_access {
+                    return Err(Error::failed_precondition(format!(
+                        "device {:?} is allocated to claim {}",
+                        res.device, holder
+                    ))
+                    .with_field(field));
+                }
+            }
+            devices.push(NetDev::prepared(nic, res));
+        }
+        self.free(&claim.uid);
+        self.hold(&claim.uid, &claim.results);
+        Ok(AllocateResponse { devices, updates: vec![] })
+    }
+
+    fn release(&mut self, r: ReleaseRequest) -> Result<ReleaseResponse> {
+        // Releasing an unknown claim succeeds: kubelet may unprepare twice.
+        self.free(&r.claim.unwrap_or_default().uid);
+        Ok(ReleaseResponse::default())
+    }
+
+    fn dump_state(&mut self, _: DumpStateRequest) -> Result<DumpStateResponse> {
+        let devices: Vec<String> = self
+            .nics
+            .iter()
+            .map(|n| format!("{}:{}", json_string(&n.device), json_string(&n.iface.name)))
+            .collect();
+        let claims: Vec<String> = self
+            .claims
+            .iter()
+            .map(|(uid, devs)| {
+                let devs: Vec<String> = devs.iter().map(|d| json_string(d)).collect();
+                format!("{}:[{}]", json_string(uid), devs.join(","))
+            })
+            .collect();
+        let json = format!("{{\"devices\":{{{}}},\"claims\":{{{}}}}}", devices.join(","), claims.join(","));
+        Ok(DumpStateResponse { json: json.into_bytes() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_names_are_valid() {
+        assert_eq!(env_name("nic"), "NETDEV_NIC_INTERFACE");
+        assert_eq!(env_name("fast-nic/sub-1"), "NETDEV_FAST_NIC_SUB_1_INTERFACE");
+    }
+
+    #[test]
+    fn json_strings_escape() {
+        assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+
+    #[test]
+    fn config_is_refused_with_its_field() {
+        assert!(check_config(b"").is_ok());
+        assert!(check_config(b" {}\n").is_ok());
+        let err = check_config(b"exclude: [eth0]").unwrap_err();
+        assert_eq!(err.field(), "config");
+        assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    }
+}

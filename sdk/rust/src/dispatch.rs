@@ -1,0 +1,140 @@
+//! The Dispatcher: decodes a request, applies the Init gate and the declared
+//! capabilities, calls the policy and wraps its answer in the Response envelope.
+
+use prost::Message;
+
+use crate::abi::response::Result as Answer;
+use crate::abi::*;
+use crate::error::Error;
+use crate::method::name;
+use crate::policy::Policy;
+
+/// The SDK's name and version in `PolicyMetadata.sdk`.
+pub const SDK_NAME: &str = concat!("nriwasm-rust/", env!("CARGO_PKG_VERSION"));
+
+/// The ABI version this crate implements: `major << 16 | minor`.
+pub const ABI_MAJOR: u32 = 1;
+/// The ABI minor version this crate implements.
+pub const ABI_MINOR: u32 = 0;
+
+/// Routes encoded requests to a policy's handlers. The Wasm exports drive it;
+/// tests drive it natively through the same bytes.
+pub struct Dispatcher<P> {
+    policy: P,
+    metadata: PolicyMetadata,
+    initialized: bool,
+}
+
+impl<P: Policy> Dispatcher<P> {
+    /// Validates the policy's Description and binds it.
+    pub fn new(policy: P) -> std::result::Result<Self, String> {
+        let desc = policy.describe();
+        desc.validate()?;
+        let mut capabilities: Vec<i32> = desc.capabilities.iter().map(|m| *m as i32).collect();
+        capabilities.sort_unstable();
+        capabilities.dedup();
+        let metadata = PolicyMetadata {
+            name: desc.name,
+            version: desc.version,
+            abi_major: ABI_MAJOR,
+            abi_minor: ABI_MINOR,
+            capabilities,
+            description: desc.summary,
+            sdk: SDK_NAME.to_string(),
+        };
+        Ok(Dispatcher { policy, metadata, initialized: false })
+    }
+
+    /// What Info answers.
+    pub fn metadata(&self) -> &PolicyMetadata {
+        &self.metadata
+    }
+
+    /// The policy, for tests that look at its state.
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// Serves one call and encodes the Response into `out` (cleared first).
+    pub fn dispatch_into(&mut self, method: i32, request: &[u8], out: &mut Vec<u8>) {
+        let response = self.dispatch(method, request);
+        out.clear();
+        out.reserve(response.encoded_len());
+        response.encode(out).expect("a Vec grows to fit any message");
+    }
+
+    /// Serves one call. It never panics on bad input: an unknown method answers
+    /// `ERROR_CODE_UNIMPLEMENTED`, an undecodable request
+    /// `ERROR_CODE_INVALID_ARGUMENT`. A panic in the policy itself propagates.
+    pub fn dispatch(&mut self, method: i32, request: &[u8]) -> Response {
+        if method < Method::Info as i32 || method > Method::DumpState as i32 {
+            return error(Error::unimplemented(format!(
+                "method {} is not part of ABI v{}.{}",
+                method, ABI_MAJOR, ABI_MINOR
+            )));
+        }
+        if !self.initialized && method != Method::Info as i32 && method != Method::Init as i32 {
+            return error(Error::failed_precondition(format!("{} before Init", name(method))));
+        }
+        let answer = match self.serve(method, request) {
+            Ok(answer) => answer,
+            Err(e) => return error(e),
+        };
+        if method == Method::Init as i32 {
+            self.initialized = true;
+        }
+        Response { result: Some(answer) }
+    }
+
+    fn declared(&self, method: i32) -> bool {
+        self.metadata.capabilities.contains(&method)
+    }
+}
+
+fn error(e: Error) -> Response {
+    Response { result: Some(Answer::Error(e.into())) }
+}
+
+fn decode<T: Message + Default>(request: &[u8]) -> Result<T, Error> {
+    T::decode(request).map_err(|e| Error::invalid_argument("", format!("decode request: {}", e)))
+}
+
+macro_rules! serve {
+    ($( $method:ident => $fn:ident($req:ident) -> $variant:ident; )*) => {
+        impl<P: Policy> Dispatcher<P> {
+            fn serve(&mut self, method: i32, request: &[u8]) -> Result<Answer, Error> {
+                if method == Method::Info as i32 {
+                    let _: InfoRequest = decode(request)?;
+                    return Ok(Answer::Info(InfoResponse { metadata: Some(self.metadata.clone()) }));
+                }
+                $(
+                    if method == Method::$method as i32 {
+                        let req: $req = decode(request)?;
+                        if !self.declared(method) {
+                            return Ok(Answer::$variant(Default::default()));
+                        }
+                        return self.policy.$fn(req).map(Answer::$variant);
+                    }
+                )*
+                unreachable!("method {} was checked against the ABI's range", method)
+            }
+        }
+    };
+}
+
+serve! {
+    Init => init(InitRequest) -> Init;
+    Reconfigure => reconfigure(ReconfigureRequest) -> Reconfigure;
+    Devices => devices(DevicesRequest) -> Devices;
+    Allocate => allocate(AllocateRequest) -> Allocate;
+    Release => release(ReleaseRequest) -> Release;
+    Synchronize => synchronize(SynchronizeRequest) -> Synchronize;
+    RunPodSandbox => run_pod_sandbox(RunPodSandboxRequest) -> RunPodSandbox;
+    CreateContainer => create_container(CreateContainerRequest) -> CreateContainer;
+    UpdateContainer => update_container(UpdateContainerRequest) -> UpdateContainer;
+    StopContainer => stop_container(StopContainerRequest) -> StopContainer;
+    RemoveContainer => remove_container(RemoveContainerRequest) -> RemoveContainer;
+    StopPodSandbox => stop_pod_sandbox(StopPodSandboxRequest) -> StopPodSandbox;
+    RemovePodSandbox => remove_pod_sandbox(RemovePodSandboxRequest) -> RemovePodSandbox;
+    DumpState => dump_state(DumpStateRequest) -> DumpState;
+}
