@@ -23,7 +23,7 @@ BIN := bin/nriwasm
 # them; sdk/rust/cargo-debian.toml points cargo at them). Paths are remapped so a
 # rebuild anywhere gives the same bytes.
 RUST_TARGET_DIR := $(CURDIR)/.cache/cargo-target
-CARGO := RUSTC=/usr/bin/rustc CARGO_TARGET_DIR=$(RUST_TARGET_DIR) /usr/bin/cargo --config $(CURDIR)/sdk/rust/cargo-debian.toml
+CARGO := RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR=$(RUST_TARGET_DIR) /usr/bin/cargo --config $(CURDIR)/sdk/rust/cargo-debian.toml
 RUST_WASM := RUSTFLAGS=--remap-path-prefix=$(CURDIR)=/nriwasm $(CARGO) build --quiet --release --locked --target wasm32-wasi --manifest-path
 RUST_OUT := $(RUST_TARGET_DIR)/wasm32-wasi/release
 # containerd, runc and crictl for the integration tests, cached outside the repository.
@@ -69,9 +69,9 @@ rust-policies: rust-deps ## build and seal the Rust-built .wasm: policies/netdev
 
 rust: rust-policies ## test the Rust SDK and the Rust policies natively, build their .wasm, run their Go tests
 	$(CARGO) test --quiet --locked --manifest-path sdk/rust/Cargo.toml
-	$(CARGO) test --quiet --locked --manifest-path sdk/rust/conformance/Cargo.toml
 	$(CARGO) test --quiet --locked --manifest-path policies/netdev/Cargo.toml
-	$(GO) test ./policies/netdev/ ./host/wasm/ -run 'Conformance|Netdev|Devices|Allocate|Claims|Configuration|Sealed'
+	$(GO) test ./policies/netdev/
+	$(GO) test ./host/wasm/ -run TestConformance
 
 build: ## build bin/nriwasm (the built-in policies are embedded)
 	$(GO) build -o $(BIN) ./host/cmd/nriwasm

@@ -66,7 +66,13 @@ pub use policy::{is_dns_label, Description, Policy};
 /// is reported as such. An invalid [`Description`] makes the module fail at load
 /// time with the reason.
 ///
-/// ```ignore
+/// ```no_run
+/// # use nriwasm::{Description, Policy};
+/// # #[derive(Default)]
+/// # struct MyPolicy;
+/// # impl Policy for MyPolicy {
+/// #     fn describe(&self) -> Description { unimplemented!() }
+/// # }
 /// nriwasm::export_policy!(MyPolicy::default());
 /// ```
 #[macro_export]

@@ -10,11 +10,16 @@ pub const MAX_MESSAGE: usize = 4096;
 
 /// Logs one message at `level`.
 pub fn log(level: LogLevel, message: &str) {
+    emit(level, cut(message));
+}
+
+/// The longest prefix of message, cut on a character boundary, that the host keeps.
+fn cut(message: &str) -> &str {
     let mut n = message.len().min(MAX_MESSAGE);
     while !message.is_char_boundary(n) {
         n -= 1;
     }
-    emit(level, &message[..n]);
+    &message[..n]
 }
 
 /// Logs at debug level.
@@ -81,4 +86,19 @@ macro_rules! warn {
 #[macro_export]
 macro_rules! error {
     ($($arg:tt)*) => { $crate::log::error(&::std::format!($($arg)*)) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_are_cut_on_a_character_boundary() {
+        assert_eq!(cut("short"), "short");
+        let exact = "x".repeat(MAX_MESSAGE);
+        assert_eq!(cut(&exact), exact);
+        // "é" is two bytes: the one that would straddle the limit goes whole.
+        let straddling = format!("{}é", "x".repeat(MAX_MESSAGE - 1));
+        assert_eq!(cut(&straddling), "x".repeat(MAX_MESSAGE - 1));
+    }
 }
