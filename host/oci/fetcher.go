@@ -147,6 +147,7 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 	m, err := f.fromCache(ctx, r, desc, src)
 	if err != nil {
 		if errors.Is(err, errRefused) {
+			f.prune(ctx, desc) // a refused module is not kept
 			if kept := f.lastGood(ctx, r, desc, log); kept != nil {
 				log.Error(err, "new digest refused; loading the last verified one", "refused", desc.Digest, "digest", kept.Digest)
 				return kept, nil
@@ -154,10 +155,46 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 		}
 		return nil, fmt.Errorf("policy %s: %w", r, err)
 	}
+	prev, prevErr := f.cache.Resolve(ctx, cacheKey(r))
 	if err := f.cache.Tag(ctx, desc, cacheKey(r)); err != nil {
 		return nil, fmt.Errorf("policy %s: cache: %w", r, err)
 	}
+	if prevErr == nil && prev.Digest != desc.Digest {
+		f.prune(ctx, prev)
+	}
 	return m, nil
+}
+
+// prune removes a digest the cache no longer tags for any reference (a tag
+// that moved), with its blobs and signatures, so the cache keeps one copy per
+// reference. A failure is logged: it costs only disk space.
+func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor) {
+	store, ok := f.cache.(*oci.Store)
+	if !ok {
+		return
+	}
+	var used bool
+	err := store.Tags(ctx, "", func(tags []string) error {
+		for _, t := range tags {
+			if t == old.Digest.String() {
+				continue // every manifest is also tagged by its digest
+			}
+			if d, err := store.Resolve(ctx, t); err == nil && d.Digest == old.Digest {
+				used = true
+			}
+		}
+		return nil
+	})
+	if err == nil && !used {
+		err = store.Delete(ctx, old)
+	}
+	if err != nil {
+		f.log.Error(err, "an old policy digest stays in the cache", "digest", old.Digest.String())
+		return
+	}
+	if !used {
+		f.log.Info("old policy digest removed from the cache", "digest", old.Digest.String())
+	}
 }
 
 // pull resolves r at its source and copies the manifest, its blobs and its

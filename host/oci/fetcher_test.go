@@ -293,3 +293,40 @@ func TestEnforceKeepsTheLastVerifiedDigest(t *testing.T) {
 		t.Fatalf("the refusal is not logged:\n%s", logs.String())
 	}
 }
+
+// TestMovedTagPrunesTheCache moves a tag to another module: the cache drops
+// the digest no reference uses any more, and keeps one another still uses.
+func TestMovedTagPrunesTheCache(t *testing.T) {
+	ctx := context.Background()
+	reg := newRegistry(t)
+	stable, pinned := reg.ref(t, "policies/p:stable"), reg.ref(t, "policies/p:1.0")
+	first := push(t, reg.remote(), stable, builtinModule(t, "conformance"))
+	cache := t.TempDir()
+	f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache})
+	m1, err := f.Load(ctx, stable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	push(t, reg.remote(), stable, builtinModule(t, "topology-aware"))
+	if _, err := f.Load(ctx, stable); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(blobPath(cache, m1.Layer.Digest.String())); !os.IsNotExist(err) {
+		t.Fatalf("the old module %s is still cached (%v)", first, err)
+	}
+	// A digest another reference still uses stays.
+	push(t, reg.remote(), pinned, builtinModule(t, "conformance"))
+	push(t, reg.remote(), stable, builtinModule(t, "conformance"))
+	for _, r := range []ref.Reference{pinned, stable} {
+		if _, err := f.Load(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(t, reg.remote(), stable, builtinModule(t, "topology-aware"))
+	if _, err := f.Load(ctx, stable); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(blobPath(cache, m1.Layer.Digest.String())); err != nil {
+		t.Fatalf("the module %s that %s still names was removed: %v", first, pinned, err)
+	}
+}
