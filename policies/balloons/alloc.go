@@ -63,6 +63,30 @@ func (ix *topoIndex) countsOf(set cpuset.Set) *counts {
 	return c
 }
 
+// haveOf counts a balloon's CPUs in the index's scratch counts (zero
+// between calls); done must be called to zero them again.
+func (ix *topoIndex) haveOf(set cpuset.Set) *counts {
+	h := ix.scratch
+	for _, id := range set.Sorted() {
+		h.add(ix.cpus[id], 1)
+	}
+	return h
+}
+
+// done zeroes the scratch counts after haveOf(set) and the changes since.
+func (ix *topoIndex) done(set cpuset.Set) {
+	h := ix.scratch
+	for _, id := range set.Sorted() {
+		c := ix.cpus[id]
+		h.core[c.core] = 0
+		if c.l2 >= 0 {
+			h.l2[c.l2] = 0
+		}
+		h.node[c.node], h.die[c.die], h.pkg[c.pkg] = 0, 0, 0
+	}
+	h.n = 0
+}
+
 // key orders candidate CPUs: the lowest key wins.
 type key [7]int
 
@@ -75,36 +99,52 @@ func (k key) less(o key) bool {
 	return false
 }
 
-// inflate picks n CPUs of free to add to cur, one at a time: the most
+// inflate picks n CPUs of free (whose counts are avail) to add to cur, one at a time: the most
 // preferred tier first; within it the CPU closest to what the balloon
 // holds (same core, L2 cache, node, die, package); between equally close
 // CPUs the node that balancing or packing chooses; then whole free cores
 // before half-used ones; then the lowest id. It fails, taking nothing,
 // when free has fewer than n CPUs.
-func (ix *topoIndex) inflate(cur, free cpuset.Set, n int, o *allocOpts) (cpuset.Set, bool) {
+func (ix *topoIndex) inflate(cur, free cpuset.Set, avail *counts, n int, o *allocOpts) (cpuset.Set, bool) {
 	if n <= 0 {
 		return cpuset.Set{}, true
 	}
 	if free.Size() < n {
 		return cpuset.Set{}, false
 	}
-	have, avail := ix.countsOf(cur), ix.countsOf(free)
+	have := ix.haveOf(cur)
 	cands := free.Sorted()
+	plain := len(o.prefer) == 0 && o.avoid.IsEmpty()
 	tiers := make([]int, len(cands))
-	for i, id := range cands {
-		tiers[i] = o.tierOf(id)
+	if !plain {
+		for i, id := range cands {
+			tiers[i] = o.tierOf(id)
+		}
 	}
 	taken := make([]bool, len(cands))
 	picked := make([]uint32, 0, n)
 	for len(picked) < n {
 		best, bestKey := -1, key{}
-		for i, id := range cands {
-			if taken[i] {
-				continue
+		consider := func(i int) {
+			if !taken[i] {
+				if k := ix.inflateKey(cands[i], tiers[i], have, avail, n-len(picked), o); best < 0 || k.less(bestKey) {
+					best, bestKey = i, k
+				}
 			}
-			k := ix.inflateKey(id, tiers[i], have, avail, n-len(picked), o)
-			if best < 0 || k.less(bestKey) {
-				best, bestKey = i, k
+		}
+		// A CPU of a node the balloon has CPUs in is closer than any other;
+		// only a better tier elsewhere beats it. Without tiers, look there
+		// first and only.
+		if plain && have.n > 0 {
+			for i, id := range cands {
+				if have.node[ix.cpus[id].node] > 0 {
+					consider(i)
+				}
+			}
+		}
+		if best < 0 {
+			for i := range cands {
+				consider(i)
 			}
 		}
 		taken[best] = true
@@ -113,7 +153,12 @@ func (ix *topoIndex) inflate(cur, free cpuset.Set, n int, o *allocOpts) (cpuset.
 		have.add(ix.cpus[id], 1)
 		avail.add(ix.cpus[id], -1)
 	}
-	return cpuset.New(picked...), true
+	for _, id := range picked {
+		avail.add(ix.cpus[id], 1) // the caller takes them
+	}
+	add := cpuset.New(picked...)
+	ix.done(cur.Union(add))
+	return add, true
 }
 
 func (ix *topoIndex) inflateKey(id uint32, tier int, have, avail *counts, need int, o *allocOpts) key {
@@ -160,7 +205,8 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts) cpuset.Set {
 	if n <= 0 {
 		return cpuset.Set{}
 	}
-	have := ix.countsOf(cur)
+	have := ix.haveOf(cur)
+	defer ix.done(cur)
 	cands := cur.Sorted()
 	tiers := make([]int, len(cands))
 	for i, id := range cands {

@@ -140,7 +140,7 @@ func (s *state) rebuild(groups map[[2]any]*restored) {
 		}
 		if len(g.t.parts) == 0 {
 			b.cpus = cpuset.New(own...)
-			s.free = s.free.Difference(b.cpus)
+			s.take(b.cpus)
 		} else {
 			for _, pt := range g.t.parts {
 				b.parts = append(b.parts, s.makeBalloon(pt, s.freeInstance(pt)+len(b.parts)))

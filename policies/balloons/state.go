@@ -43,6 +43,9 @@ type balloon struct {
 	groups map[string]int
 	parts  []*balloon
 	claim  string // the DRA claim bound to it
+	// zone is what shareIdleCPUsInSame covers around zoneOf, its CPUs when
+	// the zone was last computed.
+	zone, zoneOf cpuset.Set
 }
 
 func (b *balloon) name() string { return fmt.Sprintf("%s[%d]", b.t.Name, b.inst) }
@@ -79,6 +82,8 @@ type state struct {
 	pinMemory   bool
 	balloons    []*balloon // sorted by type, then instance
 	free        cpuset.Set // available CPUs in no balloon
+	freeCounts  *counts    // free, counted per core, cache, node, die, package
+	freeDelta   cpuset.Set // CPUs that joined or left free since the last reshare
 	ctrs        map[string]*container
 	specs       map[string]podSpec // what each container was created with
 	claims      map[string]*claim
@@ -108,7 +113,7 @@ func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
 		}
 		s.available = set
 	}
-	s.free = s.available
+	s.free, s.freeCounts, s.freeDelta = s.available, ix.countsOf(s.available), s.available
 	if err := s.resolveTypes(); err != nil {
 		return nil, err
 	}
@@ -352,7 +357,7 @@ func (s *state) insert(b *balloon) {
 func (s *state) deleteBalloon(b *balloon) {
 	s.balloons = slices.DeleteFunc(s.balloons, func(x *balloon) bool { return x == b })
 	for _, p := range append([]*balloon{b}, b.parts...) {
-		s.free = s.free.Union(p.cpus)
+		s.give(p.cpus)
 		p.cpus = cpuset.Set{}
 	}
 	delete(s.dirty, b)
@@ -363,16 +368,17 @@ func (s *state) deleteBalloon(b *balloon) {
 // changes on an error.
 func (s *state) resize(b *balloon, milli int64) error {
 	if len(b.parts) > 0 {
-		free := s.free
 		old := make([]cpuset.Set, len(b.parts))
 		per := (milli + int64(len(b.parts)) - 1) / int64(len(b.parts))
 		var cpus cpuset.Set
 		for i, p := range b.parts {
 			old[i] = p.cpus
 			if err := s.resize(p, per); err != nil {
-				s.free = free
 				for j := range i {
-					b.parts[j].cpus = old[j]
+					q := b.parts[j]
+					s.give(q.cpus.Difference(old[j]))
+					s.take(old[j].Difference(q.cpus))
+					q.cpus = old[j]
 				}
 				return fmt.Errorf("composite balloon %s: %w", b.name(), err)
 			}
@@ -391,19 +397,37 @@ func (s *state) resize(b *balloon, milli int64) error {
 	want = max(want, b.t.MinCPUs)
 	switch have := b.cpus.Size(); {
 	case want > have:
-		add, ok := s.ix.inflate(b.cpus, s.free, want-have, &b.t.opts)
+		add, ok := s.ix.inflate(b.cpus, s.free, s.freeCounts, want-have, &b.t.opts)
 		if !ok {
 			return fmt.Errorf("balloon %s needs %d more CPUs, %d are free", b.name(), want-have, s.free.Size())
 		}
-		b.cpus, s.free = b.cpus.Union(add), s.free.Difference(add)
+		b.cpus = b.cpus.Union(add)
+		s.take(add)
 	case want < have:
 		rm := s.ix.deflate(b.cpus, have-want, &b.t.opts)
-		b.cpus, s.free = b.cpus.Difference(rm), s.free.Union(rm)
+		b.cpus = b.cpus.Difference(rm)
+		s.give(rm)
 	default:
 		return nil
 	}
 	s.dirty[b] = true
 	return nil
+}
+
+// take removes CPUs from the free ones.
+func (s *state) take(cpus cpuset.Set) {
+	for _, id := range cpus.Sorted() {
+		s.freeCounts.add(s.ix.cpus[id], -1)
+	}
+	s.free, s.freeDelta = s.free.Difference(cpus), s.freeDelta.Union(cpus)
+}
+
+// give returns CPUs to the free ones.
+func (s *state) give(cpus cpuset.Set) {
+	for _, id := range cpus.Sorted() {
+		s.freeCounts.add(s.ix.cpus[id], 1)
+	}
+	s.free, s.freeDelta = s.free.Union(cpus), s.freeDelta.Union(cpus)
 }
 
 // maxCPUs is how many CPUs b may grow to: its type's maxCPUs (a composite
@@ -426,23 +450,39 @@ func (s *state) maxCPUs(b *balloon) int {
 }
 
 // reshare recomputes the idle CPUs each balloon shares: the free CPUs,
-// isolated ones excepted, in the shareIdleCPUsInSame groups of its CPUs.
+// isolated ones excepted, in the shareIdleCPUsInSame groups of its CPUs (its
+// zone). Only balloons whose CPUs changed or whose zone holds a CPU that
+// joined or left the free ones since the last reshare are recomputed.
 func (s *state) reshare() {
-	idle := s.free.Difference(s.ix.isolated)
+	if s.freeDelta.IsEmpty() {
+		return
+	}
+	var idle cpuset.Set
+	idleDone := false
 	for _, b := range s.balloons {
-		var shared cpuset.Set
-		if lvl := b.t.ShareIdleCPUsInSame; lvl != "" && !b.cpus.IsEmpty() {
-			if lvl == LevelSystem {
-				shared = idle
-			} else {
-				shared = s.ix.within(lvl, b.cpus).Intersection(idle)
-			}
+		lvl := b.t.ShareIdleCPUsInSame
+		if lvl == "" {
+			continue
 		}
-		if !shared.Equal(b.shared) {
+		if !b.zoneOf.Equal(b.cpus) || b.zone.IsEmpty() && !b.cpus.IsEmpty() {
+			b.zoneOf = b.cpus
+			if lvl == LevelSystem {
+				b.zone = s.available
+			} else {
+				b.zone = s.ix.within(lvl, b.cpus)
+			}
+		} else if !b.zone.Intersects(s.freeDelta) {
+			continue
+		}
+		if !idleDone {
+			idle, idleDone = s.free.Difference(s.ix.isolated), true
+		}
+		if shared := b.zone.Intersection(idle); !shared.Equal(b.shared) {
 			b.shared = shared
 			s.dirty[b] = true
 		}
 	}
+	s.freeDelta = cpuset.Set{}
 }
 
 // pinning is what b's containers should have now: its CPUs and shared idle

@@ -31,6 +31,8 @@ type topoIndex struct {
 	// dims are how many cores, L2 caches, nodes, dies and packages the
 	// group keys range over.
 	dims struct{ core, l2, node, die, pkg int }
+	// scratch counts a balloon's CPUs during one allocation (zero between).
+	scratch *counts
 	// groups are, per level, the CPUs of each group (by group key).
 	groups map[Level]map[int32]cpuset.Set
 }
@@ -99,6 +101,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 	if ix.dims.node > 1<<16 || ix.dims.pkg > 1<<16 {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "NUMA node or package id out of range")
 	}
+	ix.scratch = ix.newCounts()
 	for n, ids := range perNode {
 		ix.nodeCPUs[n] = cpuset.New(ids...)
 	}

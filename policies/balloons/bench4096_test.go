@@ -1,0 +1,164 @@
+package balloons_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/sdk/go/native"
+)
+
+// transports are the two ways a benchmark runs the policy.
+var transports = []struct {
+	name string
+	open func(b *testing.B) abi.Transport
+}{
+	{"native", func(b *testing.B) abi.Transport {
+		r, err := native.New(balloons.New())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}},
+	{"wasm", func(b *testing.B) abi.Transport { return borrowWasm(b, wasm.WithCallTimeout(time.Minute)) }},
+}
+
+// benchConfig: balloons of up to 8 CPUs for "app", new 2-CPU balloons for
+// every "solo" container, a "burst" type sharing its NUMA node's idle CPUs,
+// and the default balloon for the rest.
+const benchConfig = `
+reservedResources: {cpu: 2}
+balloonTypes:
+- name: app
+  namespaces: [app]
+  maxCPUs: 8
+- name: solo
+  namespaces: [solo]
+  preferNewBalloons: true
+  maxCPUs: 2
+- name: burst
+  namespaces: [burst]
+  maxCPUs: 4
+  shareIdleCPUsInSame: numa
+`
+
+// live4096 fills the 4,096-CPU machine with n live containers: of every 10,
+// seven app containers of 100m to 900m, one solo, one burst and one in the
+// default balloon; every 50th in kube-system.
+func live4096(b *testing.B, t abi.Transport, n int) *harness {
+	h, err := openOn(b, t, "Sparse4096CPU8Socket", benchConfig, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.noCheck = true
+	for i, id := range fmtIDs(n, "live-") {
+		s := ctr(id, int64(100+100*(i%9))).in([]string{"app", "app", "app", "solo", "app", "app", "burst", "app", "app", "default"}[i%10])
+		if i%50 == 0 {
+			s = s.in("kube-system")
+		}
+		h.create(s)
+	}
+	return h
+}
+
+// BenchmarkCreateRemove4096 times CreateContainer and RemoveContainer
+// decisions, natively and through the Wasm module, on Sparse4096CPU8Socket
+// (4,080 online CPUs, 16 NUMA nodes) with 2,000 live containers. Each case
+// makes a balloon resize: a 1-CPU app container inflates an app balloon
+// (its ~10 containers are updated) and its removal deflates it; a solo
+// container creates and deletes a balloon; a burst container inflates a
+// balloon that shares idle CPUs, changing what every burst balloon of its
+// NUMA node shares; a default container resizes the default balloon and
+// updates its ~200 containers. It reports the median and the 99th
+// percentile of each call, and the updates per create and remove.
+func BenchmarkCreateRemove4096(b *testing.B) {
+	for _, tr := range transports {
+		for _, bc := range []struct {
+			name string
+			s    spec
+		}{
+			{"app", ctr("bench", 1000).in("app")},
+			{"solo", ctr("bench", 1500).in("solo")},
+			{"burst", ctr("bench", 1000).in("burst")},
+			{"default", ctr("bench", 1000)},
+		} {
+			b.Run(tr.name+"/"+bc.name, func(b *testing.B) { benchCreateRemove(b, tr.open(b), bc.s) })
+		}
+	}
+}
+
+func benchCreateRemove(b *testing.B, t abi.Transport, s spec) {
+	h := live4096(b, t, 2000)
+	ctx := context.Background()
+	req := s.request()
+	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
+	creates := make([]time.Duration, 0, b.N)
+	removes := make([]time.Duration, 0, b.N)
+	updates := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		resp, err := h.client.CreateContainer(ctx, req)
+		creates = append(creates, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.Adjustment.CpusetCpus == "" {
+			b.Fatal("no cpuset")
+		}
+		start = time.Now()
+		rresp, err := h.client.RemoveContainer(ctx, rm)
+		removes = append(removes, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		updates += len(resp.Updates) + len(rresp.Updates)
+	}
+	b.StopTimer()
+	reportPercentiles(b, "create-", creates)
+	reportPercentiles(b, "remove-", removes)
+	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
+}
+
+func reportPercentiles(b *testing.B, prefix string, times []time.Duration) {
+	slices.Sort(times)
+	at := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Nanoseconds()) }
+	b.ReportMetric(at(0.5), prefix+"p50-ns")
+	b.ReportMetric(at(0.99), prefix+"p99-ns")
+}
+
+// BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
+// the journal of 2,000 live containers.
+func BenchmarkInit4096(b *testing.B) {
+	for _, tr := range transports {
+		for _, n := range []int{0, 2000} {
+			name := tr.name + "/empty"
+			if n > 0 {
+				name = tr.name + "/restore2000"
+			}
+			b.Run(name, func(b *testing.B) {
+				var restore *abi.RestoreState
+				if n > 0 {
+					restore = live4096(b, transports[0].open(b), n).restoreState()
+				}
+				client := abi.NewClient(tr.open(b))
+				req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket"), Restore: restore}
+				times := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for range b.N {
+					start := time.Now()
+					if _, err := client.Init(context.Background(), req); err != nil {
+						b.Fatal(err)
+					}
+					times = append(times, time.Since(start))
+				}
+				reportPercentiles(b, "", times)
+			})
+		}
+	}
+}
