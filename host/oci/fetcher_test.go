@@ -258,8 +258,7 @@ func TestSignatureModes(t *testing.T) {
 		if _, err := newFetcher(t, o).Load(ctx, signed); err != nil {
 			t.Fatal(err)
 		}
-		o.Remote = Remote{PlainHTTP: []string{reg.host}, Client: reg.srv.Client()}
-		o.Remote.Client.Transport = downTransport{}
+		o.Remote = reg.down()
 		m, err := newFetcher(t, o).Load(ctx, signed)
 		if err != nil || !m.Offline || m.KeyHint == "" {
 			t.Fatalf("offline Load = %+v, %v; want the cached module, verified", m, err)

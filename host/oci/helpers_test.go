@@ -47,7 +47,7 @@ type testRegistry struct {
 	host string
 }
 
-func newRegistry(t *testing.T, wrap ...func(http.Handler) http.Handler) *testRegistry {
+func newRegistry(t testing.TB, wrap ...func(http.Handler) http.Handler) *testRegistry {
 	t.Helper()
 	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)), registry.WithReferrersSupport(true))
 	for _, w := range wrap {
@@ -62,12 +62,12 @@ func (r *testRegistry) remote() Remote {
 	return Remote{PlainHTTP: []string{r.host}, Client: r.srv.Client()}
 }
 
-func (r *testRegistry) ref(t *testing.T, repoTag string) ref.Reference {
+func (r *testRegistry) ref(t testing.TB, repoTag string) ref.Reference {
 	t.Helper()
 	return mustParse(t, "oci://"+r.host+"/"+repoTag)
 }
 
-func mustParse(t *testing.T, s string) ref.Reference {
+func mustParse(t testing.TB, s string) ref.Reference {
 	t.Helper()
 	r, err := ref.Parse(s)
 	if err != nil {
@@ -76,7 +76,7 @@ func mustParse(t *testing.T, s string) ref.Reference {
 	return r
 }
 
-func builtinModule(t *testing.T, name string) []byte {
+func builtinModule(t testing.TB, name string) []byte {
 	t.Helper()
 	m, ok := builtin.Module(name)
 	if !ok {
@@ -86,7 +86,7 @@ func builtinModule(t *testing.T, name string) []byte {
 }
 
 // push pushes a built-in module to r and returns its manifest digest.
-func push(t *testing.T, rem Remote, r ref.Reference, module []byte) string {
+func push(t testing.TB, rem Remote, r ref.Reference, module []byte) string {
 	t.Helper()
 	ctx := context.Background()
 	target, err := rem.Open(ctx, r, true)
@@ -100,7 +100,7 @@ func push(t *testing.T, rem Remote, r ref.Reference, module []byte) string {
 	return desc.Digest.String()
 }
 
-func sign(t *testing.T, rem Remote, r ref.Reference, s *signature.Signer) {
+func sign(t testing.TB, rem Remote, r ref.Reference, s *signature.Signer) {
 	t.Helper()
 	ctx := context.Background()
 	target, err := rem.Open(ctx, r, false)
@@ -120,7 +120,7 @@ type testKey struct {
 	priv *ecdsa.PrivateKey
 }
 
-func newKey(t *testing.T) testKey {
+func newKey(t testing.TB) testKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -129,7 +129,7 @@ func newKey(t *testing.T) testKey {
 	return testKey{priv: k}
 }
 
-func (k testKey) signer(t *testing.T) *signature.Signer {
+func (k testKey) signer(t testing.TB) *signature.Signer {
 	t.Helper()
 	s, err := signature.NewSigner(k.priv)
 	if err != nil {
@@ -138,7 +138,7 @@ func (k testKey) signer(t *testing.T) *signature.Signer {
 	return s
 }
 
-func (k testKey) verifier(t *testing.T) *signature.Verifier {
+func (k testKey) verifier(t testing.TB) *signature.Verifier {
 	t.Helper()
 	v, err := signature.NewVerifier(k.priv.Public())
 	if err != nil {
@@ -169,7 +169,7 @@ func (b *logBuffer) logger() logr.Logger {
 	return logr.FromSlogHandler(slog.NewTextHandler(io.MultiWriter(b), nil))
 }
 
-func newFetcher(t *testing.T, o Options) *Fetcher {
+func newFetcher(t testing.TB, o Options) *Fetcher {
 	t.Helper()
 	f, err := NewFetcher(context.Background(), o)
 	if err != nil {
@@ -180,6 +180,16 @@ func newFetcher(t *testing.T, o Options) *Fetcher {
 
 // timeoutShort bounds registry exchanges in tests where the registry is down.
 const timeoutShort = 5 * time.Second
+
+// down returns the registry's remote with every request failing, as if it
+// were unreachable.
+func (r *testRegistry) down() Remote {
+	rem := r.remote()
+	c := *r.srv.Client()
+	c.Transport = downTransport{}
+	rem.Client = &c
+	return rem
+}
 
 // downTransport fails every request as an unreachable registry does.
 type downTransport struct{}
