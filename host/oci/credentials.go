@@ -3,6 +3,7 @@ package oci
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
@@ -21,7 +22,8 @@ const (
 )
 
 // Credentials resolves registry credentials, first from EnvUsername and
-// EnvPassword (read with getenv), then from the docker config file
+// EnvPassword (read with getenv), then from the docker config file (found
+// through the process's $DOCKER_CONFIG or $HOME, by docker's rules)
 // ($DOCKER_CONFIG/config.json or ~/.docker/config.json: its "auths" entries,
 // its credential helpers and its credential store, as `docker login` and
 // `oras login` write them). A missing file means anonymous access; an
@@ -31,15 +33,28 @@ func Credentials(getenv func(string) string) (auth.CredentialFunc, error) {
 	if (user == "") != (pass == "") {
 		return nil, fmt.Errorf("registry credentials: set both %s and %s, or neither", EnvUsername, EnvPassword)
 	}
+	if os.Getenv(EnvDockerConfig) == "" {
+		if _, err := os.UserHomeDir(); err != nil {
+			// No $HOME (a bare service): no docker config to read.
+			return envOnly(user, pass), nil
+		}
+	}
 	store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("registry credentials: docker config (%s): %w", EnvDockerConfig, err)
 	}
-	fromFile := credentials.Credential(store)
 	if user == "" {
-		return fromFile, nil
+		return credentials.Credential(store), nil
 	}
-	return func(ctx context.Context, hostport string) (auth.Credential, error) {
+	return envOnly(user, pass), nil
+}
+
+// envOnly answers the environment's credentials, or none.
+func envOnly(user, pass string) auth.CredentialFunc {
+	if user == "" {
+		return nil
+	}
+	return func(context.Context, string) (auth.Credential, error) {
 		return auth.Credential{Username: user, Password: pass}, nil
-	}, nil
+	}
 }
