@@ -22,12 +22,11 @@ const (
 )
 
 // Credentials resolves registry credentials, first from EnvUsername and
-// EnvPassword (read with getenv), then from the docker config file (found
-// through the process's $DOCKER_CONFIG or $HOME, by docker's rules)
-// ($DOCKER_CONFIG/config.json or ~/.docker/config.json: its "auths" entries,
-// its credential helpers and its credential store, as `docker login` and
-// `oras login` write them). A missing file means anonymous access; an
-// unreadable one is an error.
+// EnvPassword (read with getenv), then from the docker config file,
+// $DOCKER_CONFIG/config.json or ~/.docker/config.json in the process's
+// environment: its "auths" entries, its credential helpers and its credential
+// store, as `docker login` and `oras login` write them. A missing file (or no
+// $HOME) means anonymous access; an unreadable one is an error.
 func Credentials(getenv func(string) string) (auth.CredentialFunc, error) {
 	user, pass := getenv(EnvUsername), getenv(EnvPassword)
 	if (user == "") != (pass == "") {
