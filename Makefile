@@ -60,16 +60,16 @@ rust-deps: ## install Debian's Rust toolchain, wasm32 std and prost crates (apt,
 	bash .ci/rust-deps
 
 rust-policies: rust-deps ## build and seal the Rust-built .wasm: policies/netdev, the Rust conformance fixture
-	$(RUST_WASM) sdk/rust/conformance/Cargo.toml
+	$(RUST_WASM) Cargo.toml --package nriwasm-conformance
 	cp $(RUST_OUT)/nriwasm_conformance.wasm host/wasm/testdata/conformance-rust.wasm
-	$(RUST_WASM) policies/netdev/Cargo.toml
+	$(RUST_WASM) Cargo.toml --package nriwasm-netdev
 	cp $(RUST_OUT)/nriwasm_netdev.wasm policies/netdev/netdev.wasm
 	$(GO) run ./host/cmd/nriwasm policy seal host/wasm/testdata/conformance-rust.wasm
 	$(GO) run ./host/cmd/nriwasm policy seal policies/netdev/netdev.wasm
 
 rust: rust-policies ## test the Rust SDK and the Rust policies natively, build their .wasm, run their Go tests
-	$(CARGO) test --quiet --locked --manifest-path sdk/rust/Cargo.toml
-	$(CARGO) test --quiet --locked --manifest-path policies/netdev/Cargo.toml
+	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package nriwasm
+	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package nriwasm-netdev
 	$(GO) test ./policies/netdev/
 	$(GO) test ./host/wasm/ -run TestConformance
 
@@ -109,6 +109,7 @@ check-generated: generate policies ## fail if generated code or .wasm fixtures d
 
 integration-deps: ## install containerd, runc, crictl and busybox for the integration tests (cached)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
 
 integration: integration-deps ## run the tests against a real containerd (as root)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v ./integration/...

@@ -33,17 +33,25 @@ func benchTransports(b *testing.B) map[string]abi.Transport {
 		init(p)
 		out["wasm-"+mode.String()] = p
 	}
+	p, err := wasm.Load(ctx, "conformance", rustConformance, wasm.WithCacheDir(sharedCache))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close(ctx) })
+	init(p)
+	out["rust-instrumented"] = p
 	return out
 }
 
 // BenchmarkCall measures one call through each transport: the empty call
 // (RunPodSandbox, nothing to decode or answer) and a 1 KiB request/response round
-// trip (CreateContainer).
+// trip (CreateContainer). rust-instrumented is the Rust SDK's build of the same
+// policy, with the default deadline enforcement.
 func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
 	big := request1K()
 	b.Logf("1K request: %d bytes", big.SizeVT())
-	for _, name := range []string{"native", "wasm-instrumented", "wasm-wazero", "wasm-none"} {
+	for _, name := range []string{"native", "wasm-instrumented", "wasm-wazero", "wasm-none", "rust-instrumented"} {
 		t := benchTransports(b)[name]
 		client := abi.NewClient(t)
 		b.Run("empty/"+name, func(b *testing.B) {
