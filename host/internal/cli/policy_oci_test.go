@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -29,11 +30,18 @@ import (
 // startRegistry serves go-containerregistry's registry in-process and
 // returns its host:port.
 func startRegistry(t *testing.T) string {
+	host, _ := startStoppableRegistry(t)
+	return host
+}
+
+// startStoppableRegistry is startRegistry that also returns a function that
+// takes the registry down.
+func startStoppableRegistry(t *testing.T) (string, func()) {
 	t.Helper()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0)), registry.WithReferrersSupport(true)))
 	t.Cleanup(srv.Close)
 	t.Setenv(oci.EnvDockerConfig, t.TempDir()) // anonymous, whatever the machine's config
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
 }
 
 // writeKeyPair writes a PEM private key (PKCS #8) and its public key, and
@@ -148,7 +156,7 @@ func TestCheckRunsASignedOCIPolicy(t *testing.T) {
 }
 
 func TestAgentPolicySource(t *testing.T) {
-	host := startRegistry(t)
+	host, stop := startStoppableRegistry(t)
 	dir := t.TempDir()
 	_, pub := writeKeyPair(t, dir, "owner")
 	r := "oci://" + host + "/policies/conformance:unsigned"
@@ -190,5 +198,12 @@ func TestAgentPolicySource(t *testing.T) {
 	}
 	if name, _, err := loadAgentPolicy(ctx, cfg("conformance", config.VerifyEnforce), logr.Discard()); err != nil || name != "conformance" {
 		t.Fatalf("enforce on a built-in policy: %q, %v", name, err)
+	}
+	// A restart with the registry down starts from <stateDir>/oci.
+	stop()
+	offline := cfg(r, config.VerifyOff)
+	offline.Registry.Timeout = config.Duration(5 * time.Second)
+	if name, got, err := loadAgentPolicy(ctx, offline, logr.Discard()); err != nil || name != "conformance" || !bytes.Equal(got, module) {
+		t.Fatalf("offline: %q, %d bytes, %v", name, len(got), err)
 	}
 }
