@@ -73,34 +73,39 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// BenchmarkLoad measures Load of the 9 MB conformance module from a warm
-// compilation cache: instrumentation, cache verification, compilation from the
-// cache, instantiation, _initialize and the handshake.
+// BenchmarkLoad measures Load of the conformance module — the 9 MB Go build and
+// the 0.3 MB Rust build — from a warm compilation cache (instrumentation, cache
+// verification, compilation from the cache, instantiation, _initialize and the
+// handshake) and cold.
 func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
-	module := conformanceModule(b)
-	b.Run("warm-cache", func(b *testing.B) {
-		dir := b.TempDir()
-		p, err := wasm.Load(ctx, "conformance", module, wasm.WithCacheDir(dir))
-		if err != nil {
-			b.Fatal(err)
-		}
-		p.Close(ctx)
-		for b.Loop() {
-			p, err := wasm.Load(ctx, "conformance", module, wasm.WithCacheDir(dir))
+	for _, m := range []struct {
+		name   string
+		module []byte
+	}{{"go", conformanceModule(b)}, {"rust", rustConformance}} {
+		b.Run("warm-cache/"+m.name, func(b *testing.B) {
+			dir := b.TempDir()
+			p, err := wasm.Load(ctx, "conformance", m.module, wasm.WithCacheDir(dir))
 			if err != nil {
 				b.Fatal(err)
 			}
 			p.Close(ctx)
-		}
-	})
-	b.Run("cold", func(b *testing.B) {
-		for b.Loop() {
-			p, err := wasm.Load(ctx, "conformance", module)
-			if err != nil {
-				b.Fatal(err)
+			for b.Loop() {
+				p, err := wasm.Load(ctx, "conformance", m.module, wasm.WithCacheDir(dir))
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Close(ctx)
 			}
-			p.Close(ctx)
-		}
-	})
+		})
+		b.Run("cold/"+m.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := wasm.Load(ctx, "conformance", m.module)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Close(ctx)
+			}
+		})
+	}
 }
