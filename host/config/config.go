@@ -38,6 +38,7 @@ const (
 	DefaultMetricsAddress                = ":9090"
 	DefaultDRADomain                     = "nri.io"
 	DefaultRegistrarDir                  = "/var/lib/kubelet/plugins_registry"
+	DefaultCDIDir                        = "/var/run/cdi"
 	DefaultRegistryTimeout Duration      = Duration(time.Minute)
 	DefaultVerification    Verification  = VerifyOff
 	// KubeletPluginsDir holds each DRA driver's data directory by default.
@@ -118,6 +119,13 @@ type DRA struct {
 	// kubelet's plugin registration directory. Default
 	// "/var/lib/kubelet/plugins_registry".
 	RegistrarDir string `json:"registrarDir"`
+	// Where the claims' CDI specs are written, a directory the runtime reads.
+	// Default "/var/run/cdi".
+	CDIDir string `json:"cdiDir"`
+	// A kubeconfig file for the API server. Empty: the in-cluster service
+	// account, else $KUBECONFIG. Without cluster access DRA stays off (a
+	// warning says why).
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 }
 
 // Log configures the agent's log.
@@ -165,7 +173,7 @@ func Default() *Config {
 		Sysfs:    DefaultSysfs,
 		StateDir: DefaultStateDir,
 		Metrics:  Metrics{Address: DefaultMetricsAddress},
-		DRA:      DRA{Domain: DefaultDRADomain, RegistrarDir: DefaultRegistrarDir},
+		DRA:      DRA{Domain: DefaultDRADomain, RegistrarDir: DefaultRegistrarDir, CDIDir: DefaultCDIDir},
 		Registry: Registry{Timeout: DefaultRegistryTimeout, Verification: DefaultVerification},
 	}
 }

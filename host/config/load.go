@@ -74,7 +74,7 @@ func (c *Config) Complete(dir string) error {
 		c.Policy.Name = r.Abs(dir).String()
 	}
 	for _, p := range []*string{&c.Policy.ConfigFile, &c.Policy.CacheDir, &c.NRI.SocketPath,
-		&c.Sysfs, &c.StateDir, &c.DRA.PluginDataDir, &c.DRA.RegistrarDir, &c.Registry.CacheDir} {
+		&c.Sysfs, &c.StateDir, &c.DRA.PluginDataDir, &c.DRA.RegistrarDir, &c.DRA.CDIDir, &c.DRA.Kubeconfig, &c.Registry.CacheDir} {
 		abs(p)
 	}
 	for i := range c.Registry.PublicKeys {

@@ -119,6 +119,8 @@ func (c *Config) Validate() error {
 	}
 	absPath("dra.pluginDataDir", d.PluginDataDir, false)
 	absPath("dra.registrarDir", d.RegistrarDir, true)
+	absPath("dra.cdiDir", d.CDIDir, true)
+	absPath("dra.kubeconfig", d.Kubeconfig, false)
 	validateRegistry(&c.Registry, check, absPath)
 	check(c.Log.Verbosity >= 0 && c.Log.Verbosity <= MaxVerbosity, "log.verbosity", c.Log.Verbosity, "must be between 0 and %d", MaxVerbosity)
 	return errors.Join(errs...)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
 func run(t *testing.T, args ...string) (string, string, int) {
@@ -43,7 +44,7 @@ func TestPolicyInspectAndSeal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"name": "conformance"`) || !strings.Contains(out, `"abiMajor": 1`) {
 		t.Fatalf("inspect: exit %d, out %s, err %s", code, out, errOut)
 	}
-	if _, errOut, code := run(t, "policy", "inspect", "no-such-policy"); code == 0 || !strings.Contains(errOut, "not a built-in policy (built in: conformance, topology-aware)") {
+	if _, errOut, code := run(t, "policy", "inspect", "no-such-policy"); code == 0 || !strings.Contains(errOut, "not a built-in policy (built in: "+strings.Join(builtin.Names(), ", ")+")") {
 		t.Fatalf("inspect of an unknown name: exit %d, err %s", code, errOut)
 	}
 	raw, err := os.ReadFile(filepath.Join("..", "..", "wasm", "testdata", "rawguest.wasm"))

@@ -56,9 +56,13 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	met := metrics.New()
 	m, err := resmgr.New(ctx, resmgr.Options{
-		Config: cfg, Topology: topo, NodeName: nodeName(), Logger: log, Metrics: met,
+		Config: cfg, Topology: topo, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
 		Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
 	})
+	if err != nil {
+		return err
+	}
+	drv, err := startDRA(cfg, name, m, log)
 	if err != nil {
 		return err
 	}
@@ -82,7 +86,9 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 				if err == nil {
 					err = f.override(c)
 				}
-				_ = m.ApplyConfig(ctx, c, err) // logged and counted there
+				if m.ApplyConfig(ctx, c, err) == nil && drv != nil { // a refusal is logged and counted there
+					drv.Republish()
+				}
 			})
 		})
 	}

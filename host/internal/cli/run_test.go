@@ -171,3 +171,35 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestRunWithoutClusterAccessLeavesDRAOff: a policy configuration that asks
+// for DRA devices turns DRA on (dra.enabled unset); with no kubeconfig and no
+// service account the agent warns and runs on without DRA.
+func TestRunWithoutClusterAccessLeavesDRAOff(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	dir := t.TempDir()
+	sock, err := os.MkdirTemp("", "nriwasm-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	addr, sysfs := freeAddress(t), capturedVM(t)
+	conf := filepath.Join(dir, "config.yaml")
+	text := fmt.Sprintf("policy: {name: conformance, cacheDir: %s, config: dra}\nnri: {socketPath: %s}\nsysfs: %s\nstateDir: %s\nmetrics: {address: %q}\ndra: {cdiDir: %s}\n",
+		cacheDir, filepath.Join(sock, "nri.sock"), sysfs, filepath.Join(dir, "state"), addr, filepath.Join(dir, "cdi"))
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
+	waitFor(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("runAgent: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), "no cluster access; running with DRA off") || !strings.Contains(logs.String(), "driver=conformance.nri.io") {
+		t.Errorf("no warning naming the driver:\n%s", logs.String())
+	}
+}

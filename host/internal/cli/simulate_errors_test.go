@@ -96,7 +96,7 @@ func TestSimulateFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--native", "--policy", "nope"}, `policy "nope" has no native build (native: conformance`},
+		{[]string{"--native", "--policy", "nope"}, `policy "nope" has no native build (native: balloons, conformance, topology-aware`},
 		{[]string{"--output", "xml"}, `--output "xml": want yaml or json`},
 		{[]string{"--scenario", "/nonexistent.yaml"}, "read scenario"},
 	} {
