@@ -1,7 +1,10 @@
 // Package conformance is the reference policy that every SDK implements the same
-// way, so one suite (host/wasm's conformance tests) checks the calling convention,
-// every call, errors and limits against any module. Its answers are fixed by the
-// rules below; a port to another SDK must give byte-identical responses.
+// way, so one suite (host/wasm's TestConformance) checks the calling convention,
+// every call, errors and limits against any module: this package's Wasm build and
+// the Rust SDK's port (sdk/rust/conformance). Its answers are fixed by the rules
+// below; a port to another SDK must give the same responses (equal messages; only
+// Info's sdk differs), which the suite checks call by call against this package
+// run natively.
 //
 //   - Describe: name "conformance", version "1.0.0".
 //   - Init and Reconfigure: config "reject" → ERROR_CODE_INVALID_ARGUMENT, field
