@@ -1,10 +1,7 @@
-// Package conformance is the reference policy that every SDK implements the same
-// way, so one suite (host/wasm's TestConformance) checks the calling convention,
-// every call, errors and limits against any module: this package's Wasm build and
-// the Rust SDK's port (sdk/rust/conformance). Its answers are fixed by the rules
-// below; a port to another SDK must give the same responses (equal messages; only
-// Info's sdk differs), which the suite checks call by call against this package
-// run natively.
+// Package conformance is the reference policy every SDK implements the same way
+// (sdk/rust/conformance is the Rust port), so one suite, host/wasm's TestConformance,
+// checks calls, errors and limits of every build against this package run natively:
+// its answers are fixed by the rules below, and a port must give equal responses.
 //
 //   - Describe: name "conformance", version "1.0.0".
 //   - Init and Reconfigure: config "reject" → ERROR_CODE_INVALID_ARGUMENT, field
