@@ -283,26 +283,69 @@ func TestClaimsHoldTheirDevices(t *testing.T) {
 	}
 }
 
-// TestConfigurationIsRefused: netdev takes no configuration; anything but an
-// empty one or {} is refused naming the field, and a refused Reconfigure keeps
-// the policy serving.
-func TestConfigurationIsRefused(t *testing.T) {
+func offered(t *testing.T, client *abi.Client) []string {
+	t.Helper()
+	resp, err := client.Devices(context.Background(), &abi.DevicesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate.Devices(resp); err != nil {
+		t.Fatalf("Devices answer fails validation: %v", err)
+	}
+	var names []string
+	for _, d := range resp.GetDevices() {
+		names = append(names, d.GetName())
+	}
+	return names
+}
+
+// TestConfiguration: exclude and includeVirtual select the offered interfaces
+// at Init and on Reconfigure; a bad configuration is refused naming its field
+// and the one in force stays; claims keep their devices across a change.
+func TestConfiguration(t *testing.T) {
 	ctx := context.Background()
+	topo := machineTopology(t, topologytest.Desktop1Socket(), nil) // eno1, plus lo and docker0 (virtual)
 	p, err := wasm.Load(ctx, "netdev", netdev.Module, wasm.WithCacheDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close(ctx)
 	client := abi.NewClient(p)
-	_, err = client.Init(ctx, &abi.InitRequest{Config: []byte("exclude: [eth0]")})
-	policyError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config")
-	if _, err := client.Init(ctx, &abi.InitRequest{Config: []byte("{}\n")}); err != nil {
+	_, err = client.Init(ctx, &abi.InitRequest{Topology: topo, Config: []byte("exclude: eth0")})
+	policyError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.exclude")
+	if _, err := client.Init(ctx, &abi.InitRequest{Topology: topo, Config: []byte("includeVirtual: true\nexclude:\n  - lo\n")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte("x")})
-	policyError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config")
-	if _, err := client.Devices(ctx, &abi.DevicesRequest{}); err != nil {
-		t.Fatalf("Devices after a refused Reconfigure: %v", err)
+	if got, want := offered(t, client), []string{"docker0", "eno1"}; !slices.Equal(got, want) {
+		t.Fatalf("offered %v, want %v", got, want)
+	}
+	c := claim("uid-1", result("nic", "eno1"))
+	if _, err := client.Allocate(ctx, &abi.AllocateRequest{Claim: c}); err != nil {
+		t.Fatal(err)
+	}
+
+	for config, field := range map[string]string{"interfaces: [eth0]": "config.interfaces", "includeVirtual: maybe": "config.includeVirtual", "exclude: [eno1": "config"} {
+		_, err = client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte(config)})
+		policyError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field)
+	}
+	if got, want := offered(t, client), []string{"docker0", "eno1"}; !slices.Equal(got, want) {
+		t.Fatalf("after refused Reconfigures: offered %v, want %v", got, want)
+	}
+
+	if _, err := client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte(`{"exclude": ["eno*"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := offered(t, client); len(got) != 0 {
+		t.Fatalf("after excluding eno* and virtual interfaces: offered %v", got)
+	}
+	_, err = client.Allocate(ctx, &abi.AllocateRequest{Claim: claim("uid-2", result("nic", "eno1"))})
+	policyError(t, err, abi.ErrorCode_ERROR_CODE_NOT_FOUND, "claim.results[0].device")
+	dump, err := client.DumpState(ctx, &abi.DumpStateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"claims":{"uid-1":["eno1"]}`; !strings.Contains(string(dump.GetJson()), want) {
+		t.Errorf("DumpState = %s: the claim lost its device on Reconfigure", dump.GetJson())
 	}
 }
 

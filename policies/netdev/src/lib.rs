@@ -4,7 +4,8 @@
 //! - `Init` takes the interfaces from the topology the host discovered; every
 //!   interface with a backing device (not a bridge, veth, loopback, …) becomes a
 //!   device named after it, normalized to a DNS label (collisions get "-2", "-3").
-//!   The policy takes no configuration (empty or `{}`) and always wants DRA.
+//!   The configuration (config.rs) excludes interfaces by name or prefix and can
+//!   include virtual ones; `Reconfigure` changes it. The policy always wants DRA.
 //! - `Devices` offers them with the attributes `interfaceName`, `macAddress`,
 //!   `pciAddress`, `numaNode`, `mtu` and `resource.kubernetes.io/pcieRoot`
 //!   (each where the topology knows it).
@@ -15,9 +16,11 @@
 //!   refused; `Init`'s restore state brings back what was allocated.
 //! - `Release` frees the claim's devices; `DumpState` shows devices and holders.
 
+mod config;
 mod names;
 mod state;
 
+pub use config::Config;
 pub use names::{assign, normalize};
 pub use state::NetDev;
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use nriwasm::abi::*;
 use nriwasm::{Description, Error, Policy, Result};
 
+use crate::config::{self, Config};
 use crate::names;
 
 /// The attribute name Kubernetes standardized for PCIe root alignment.
@@ -14,7 +15,8 @@ const MAX_ATTRIBUTE_VALUE: usize = 64;
 /// The most IPs KEP-4817 network data may list.
 const MAX_IPS: usize = 16;
 
-/// One offered interface.
+/// One interface and its device name.
+#[derive(Clone)]
 struct Nic {
     device: String,
     iface: NetworkInterface,
@@ -23,23 +25,17 @@ struct Nic {
 /// The netdev policy.
 #[derive(Default)]
 pub struct NetDev {
+    /// Every interface of the topology with its device name, sorted by interface
+    /// name. Names are assigned over all of them, so a configuration change never
+    /// renames a device.
+    all: Vec<Nic>,
+    config: Config,
+    /// The offered interfaces: those of all the configuration selects.
     nics: Vec<Nic>,
     /// Claim UID → the devices allocated to it.
     claims: BTreeMap<String, Vec<String>>,
     /// Device → the UID of the claim holding it exclusively.
     holders: BTreeMap<String, String>,
-}
-
-fn check_config(config: &[u8]) -> Result<()> {
-    let text = String::from_utf8_lossy(config);
-    let text = text.trim();
-    if text.is_empty() || text == "{}" {
-        return Ok(());
-    }
-    Err(Error::invalid_argument(
-        "config",
-        format!("netdev takes no configuration (empty or {{}}), got {} bytes", config.len()),
-    ))
 }
 
 fn string(v: &str) -> DeviceAttribute {
@@ -77,6 +73,12 @@ fn json_string(s: &str) -> String {
 }
 
 impl NetDev {
+    /// Applies a configuration: the offered interfaces become those it selects.
+    fn configure(&mut self, config: Config) {
+        self.nics = self.all.iter().filter(|n| config.offers(&n.iface.name, n.iface.r#virtual)).cloned().collect();
+        self.config = config;
+    }
+
     fn nic(&self, device: &str) -> Option<&Nic> {
         self.nics.iter().find(|n| n.device == device)
     }
@@ -197,12 +199,12 @@ impl Policy for NetDev {
     }
 
     fn init(&mut self, r: InitRequest) -> Result<InitResponse> {
-        check_config(&r.config)?;
-        let mut ifaces: Vec<NetworkInterface> =
-            r.topology.unwrap_or_default().network_interfaces.into_iter().filter(|i| !i.r#virtual).collect();
+        let config = config::parse(&r.config)?;
+        let mut ifaces = r.topology.unwrap_or_default().network_interfaces;
         ifaces.sort_by(|a, b| a.name.cmp(&b.name));
         let devices = names::assign(ifaces.iter().map(|i| i.name.as_str()));
-        self.nics = devices.into_iter().zip(ifaces).map(|(device, iface)| Nic { device, iface }).collect();
+        self.all = devices.into_iter().zip(ifaces).map(|(device, iface)| Nic { device, iface }).collect();
+        self.configure(config);
         self.claims.clear();
         self.holders.clear();
         for prepared in r.restore.unwrap_or_default().claims {
@@ -234,7 +236,10 @@ impl Policy for NetDev {
     }
 
     fn reconfigure(&mut self, r: ReconfigureRequest) -> Result<ReconfigureResponse> {
-        check_config(&r.config)?;
+        // Claims keep what they were given; an interface no longer offered is
+        // only refused to new claims.
+        self.configure(config::parse(&r.config)?);
+        nriwasm::info!("netdev: reconfigured, {} interfaces offered", self.nics.len());
         Ok(ReconfigureResponse { wants_dra: true, updates: vec![] })
     }
 
@@ -304,14 +309,5 @@ mod tests {
     #[test]
     fn json_strings_escape() {
         assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
-    }
-
-    #[test]
-    fn config_is_refused_with_its_field() {
-        assert!(check_config(b"").is_ok());
-        assert!(check_config(b" {}\n").is_ok());
-        let err = check_config(b"exclude: [eth0]").unwrap_err();
-        assert_eq!(err.field(), "config");
-        assert_eq!(err.code(), ErrorCode::InvalidArgument);
     }
 }
