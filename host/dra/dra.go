@@ -192,7 +192,7 @@ func (d *Driver) publish(ctx context.Context, h *kubeletplugin.Helper) error {
 	if err != nil {
 		return err
 	}
-	res, err := driverResources(d.o.NodeName, devs)
+	res, err := DriverResources(d.o.NodeName, devs)
 	if err != nil {
 		return fmt.Errorf("dra: devices: %w", err)
 	}

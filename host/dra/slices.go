@@ -21,13 +21,13 @@ const (
 	maxCounterSetsPerSlice     = resourceapi.ResourceSliceMaxCounterSets
 )
 
-// driverResources turns the policy's (already validated) devices into one pool
+// DriverResources turns the policy's (already validated) devices into one pool
 // named after the node, split into as many slices as the API's limits need:
 // counter sets first, 8 to a slice, then devices in the policy's order, 128 to
 // a slice or 64 where a device has taints or consumes counters. A node without
 // devices still publishes one empty slice: the driver is up, with nothing to
 // offer.
-func driverResources(node string, r *abi.DevicesResponse) (resourceslice.DriverResources, error) {
+func DriverResources(node string, r *abi.DevicesResponse) (resourceslice.DriverResources, error) {
 	var out []resourceslice.Slice
 	sets := r.GetSharedCounters()
 	for start := 0; start < len(sets); start += maxCounterSetsPerSlice {

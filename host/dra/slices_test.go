@@ -26,7 +26,7 @@ func sliceSizes(t *testing.T, r *abi.DevicesResponse) (devs []int, sets []int) {
 	if err := validate.Devices(r); err != nil {
 		t.Fatalf("test devices invalid: %v", err)
 	}
-	res, err := driverResources("node-a", r)
+	res, err := DriverResources("node-a", r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestDeviceFieldsCarryOver(t *testing.T) {
 	d.AllowMultipleAllocations = true
 	d.Capacities["dra.cpu/cpu"] = &abi.DeviceCapacity{Value: "16", RequestPolicy: &abi.CapacityRequestPolicy{
 		Default: "1", ValidRange: &abi.CapacityRequestPolicyRange{Min: "1", Max: "16", Step: "1"}}}
-	res, err := driverResources("node-a", &abi.DevicesResponse{Devices: []*abi.Device{d}})
+	res, err := DriverResources("node-a", &abi.DevicesResponse{Devices: []*abi.Device{d}})
 	if err != nil {
 		t.Fatal(err)
 	}

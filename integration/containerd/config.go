@@ -37,7 +37,7 @@ imports = []
 
   [plugins.'io.containerd.cri.v1.runtime']
     restrict_oom_score_adj = true
-    cdi_spec_dirs = []
+    cdi_spec_dirs = {{cdidirs}}
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
       default_runtime_name = 'runc'
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -95,6 +95,11 @@ func (c *Containerd) writeConfig(path string) error {
 	for k, v := range vars {
 		cfg = strings.ReplaceAll(cfg, "{{"+k+"}}", strconv.Quote(v))
 	}
+	dirs := make([]string, len(c.opts.CDISpecDirs))
+	for i, d := range c.opts.CDISpecDirs {
+		dirs[i] = strconv.Quote(d)
+	}
+	cfg = strings.ReplaceAll(cfg, "{{cdidirs}}", "["+strings.Join(dirs, ", ")+"]")
 	if i := strings.Index(cfg, "{{"); i >= 0 {
 		return fmt.Errorf("containerd config: unexpanded variable at %q", cfg[i:min(len(cfg), i+20)])
 	}

@@ -23,6 +23,9 @@ import (
 
 // Options configure Start. The zero value is usable.
 type Options struct {
+	// CDISpecDirs are the directories containerd reads CDI specs from;
+	// default none (CDI devices cannot be resolved).
+	CDISpecDirs []string
 	// NRISocket is the absolute path NRI listens on (under 108 bytes);
 	// default <root>/nri.sock.
 	NRISocket string

@@ -68,6 +68,9 @@ type ContainerOptions struct {
 	CpusetCPUs, CpusetMems         string
 	Labels                         map[string]string
 	Annotations                    map[string]string
+	// CDIDevices are fully qualified CDI device names, as kubelet passes a
+	// prepared claim's devices.
+	CDIDevices []string
 }
 
 // RunPodSandbox runs a host-network pod sandbox (the pause container is the
@@ -158,6 +161,9 @@ func (c *Containerd) CreateContainer(ctx context.Context, pod *Pod, o ContainerO
 				NamespaceOptions: pod.Config.GetLinux().GetSecurityContext().GetNamespaceOptions(),
 			},
 		},
+	}
+	for _, d := range o.CDIDevices {
+		cfg.CDIDevices = append(cfg.CDIDevices, &runtimeapi.CDIDevice{Name: d})
 	}
 	resp, err := c.rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
 		PodSandboxId:  pod.ID,
