@@ -87,73 +87,47 @@ func (ix *topoIndex) done(set cpuset.Set) {
 	h.n = 0
 }
 
-// key orders candidate CPUs: the lowest key wins.
-type key [7]int
+// key orders candidate CPUs: the lowest key wins. hi packs the tier, the
+// closeness and the node choice, lo whole-core preference and the id.
+type key struct{ hi, lo uint64 }
 
-func (k key) less(o key) bool {
-	for i := range k {
-		if k[i] != o[i] {
-			return k[i] < o[i]
-		}
-	}
-	return false
-}
+func (k key) less(o key) bool { return k.hi < o.hi || k.hi == o.hi && k.lo < o.lo }
 
-// inflate picks n CPUs of free (whose counts are avail) to add to cur, one at a time: the most
-// preferred tier first; within it the CPU closest to what the balloon
-// holds (same core, L2 cache, node, die, package); between equally close
-// CPUs the node that balancing or packing chooses; then whole free cores
-// before half-used ones; then the lowest id. It fails, taking nothing,
-// when free has fewer than n CPUs.
-func (ix *topoIndex) inflate(cur, free cpuset.Set, avail *counts, n int, o *allocOpts) (cpuset.Set, bool) {
+// inflate picks n of the free CPUs (nFree of them, counted in avail) to
+// add to cur, one at a time: the most preferred tier first; within it the
+// CPU closest to what the balloon holds (same core, L2 cache, node, die,
+// package); between equally close CPUs the node that balancing or packing
+// chooses; then whole free cores before half-used ones; then the lowest id.
+// It fails, taking nothing, when fewer than n CPUs are free.
+func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *counts, n int, o *allocOpts) (cpuset.Set, bool) {
 	if n <= 0 {
 		return cpuset.Set{}, true
 	}
-	if free.Size() < n {
+	if nFree < n {
 		return cpuset.Set{}, false
 	}
 	have := ix.haveOf(cur)
-	cands := free.Sorted()
 	plain := len(o.prefer) == 0 && o.avoid.IsEmpty()
-	tiers := make([]int, len(cands))
-	if !plain {
-		for i, id := range cands {
-			tiers[i] = o.tierOf(id)
-		}
-	}
-	taken := make([]bool, len(cands))
 	picked := make([]uint32, 0, n)
 	for len(picked) < n {
-		best, bestKey := -1, key{}
-		consider := func(i int) {
-			if !taken[i] {
-				if k := ix.inflateKey(cands[i], tiers[i], have, avail, n-len(picked), o); best < 0 || k.less(bestKey) {
-					best, bestKey = i, k
-				}
-			}
-		}
 		// A CPU of a node the balloon has CPUs in is closer than any other;
 		// only a better tier elsewhere beats it. Without tiers, look there
 		// first and only.
+		best, ok := -1, false
 		if plain && have.n > 0 {
-			for i, id := range cands {
-				if have.node[ix.cpus[id].node] > 0 {
-					consider(i)
-				}
-			}
+			best, ok = ix.bestFree(free, have, avail, n-len(picked), o, true)
 		}
-		if best < 0 {
-			for i := range cands {
-				consider(i)
-			}
+		if !ok {
+			best, _ = ix.bestFree(free, have, avail, n-len(picked), o, false)
 		}
-		taken[best] = true
-		id := cands[best]
+		id := uint32(best)
+		free[id] = false // until the caller takes it
 		picked = append(picked, id)
 		have.add(ix.cpus[id], 1)
 		avail.add(ix.cpus[id], -1)
 	}
 	for _, id := range picked {
+		free[id] = true
 		avail.add(ix.cpus[id], 1) // the caller takes them
 	}
 	add := cpuset.New(picked...)
@@ -161,40 +135,63 @@ func (ix *topoIndex) inflate(cur, free cpuset.Set, avail *counts, n int, o *allo
 	return add, true
 }
 
-func (ix *topoIndex) inflateKey(id uint32, tier int, have, avail *counts, need int, o *allocOpts) key {
-	c := ix.cpus[id]
-	k := key{tier, 0, 0, 0, 0, 0, int(id)}
-	switch {
-	case have.n == 0:
-	case have.core[c.core] > 0:
-		k[1] = 0
-		if o.spread {
-			k[1] = 5
+// bestFree finds the free CPU with the lowest key (see inflate); with
+// ownNodes only among the nodes have has CPUs in. The key is computed
+// inline: in Wasm a Go function call costs more than the whole key.
+func (ix *topoIndex) bestFree(free []bool, have, avail *counts, need int, o *allocOpts, ownNodes bool) (int, bool) {
+	// 15 bits per free count: nodes of up to 32,767 CPUs.
+	const m = 1<<15 - 1
+	tiered := len(o.prefer) > 0 || !o.avoid.IsEmpty()
+	best, bestKey := -1, key{}
+	for _, id := range ix.onlineIDs {
+		if !free[id] {
+			continue
 		}
-	case c.l2 >= 0 && have.l2[c.l2] > 0:
-		k[1] = 2
-	case have.node[c.node] > 0:
-		k[1] = 4
-	case have.die[c.die] > 0:
-		k[1] = 6
-	case have.pkg[c.pkg] > 0:
-		k[1] = 8
-	default:
-		k[1] = 10
+		c := &ix.cpus[id]
+		if ownNodes && have.node[c.node] == 0 {
+			continue
+		}
+		closeness := uint64(10)
+		switch {
+		case have.n == 0:
+			closeness = 0
+		case have.core[c.core] > 0:
+			closeness = 0
+			if o.spread {
+				closeness = 5
+			}
+		case c.l2 >= 0 && have.l2[c.l2] > 0:
+			closeness = 2
+		case have.node[c.node] > 0:
+			closeness = 4
+		case have.die[c.die] > 0:
+			closeness = 6
+		case have.pkg[c.pkg] > 0:
+			closeness = 8
+		}
+		var topo uint64
+		switch nf := uint64(avail.node[c.node]); {
+		case o.balance:
+			topo = (m-uint64(avail.pkg[c.pkg]))<<30 | (m-uint64(avail.die[c.die]))<<15 | (m - nf)
+		case nf >= uint64(need):
+			topo = nf<<15 | uint64(c.node)
+		default:
+			topo = 1<<45 | (m-nf)<<15 | uint64(c.node)
+		}
+		tier := uint64(0)
+		if tiered {
+			tier = uint64(o.tierOf(id))
+		}
+		k := key{
+			hi: tier<<52 | closeness<<47 | topo,
+			// Whole free cores first: fewer free threads left is worse.
+			lo: uint64(255-avail.core[c.core])<<32 | uint64(id),
+		}
+		if best < 0 || k.hi < bestKey.hi || k.hi == bestKey.hi && k.lo < bestKey.lo {
+			best, bestKey = int(id), k
+		}
 	}
-	if o.balance {
-		k[2], k[3], k[4] = -avail.pkg[c.pkg], -avail.die[c.die], -avail.node[c.node]
-	} else if free := avail.node[c.node]; free >= need {
-		k[2], k[3] = 0, free
-	} else {
-		k[2], k[3] = 1, -free
-	}
-	if !o.balance {
-		k[4] = int(c.node)
-	}
-	// Whole free cores first: fewer free threads left in the core is worse.
-	k[5] = -avail.core[c.core]
-	return k
+	return best, best >= 0
 }
 
 // deflate picks n CPUs of cur to give back: the least preferred tier
@@ -225,7 +222,7 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts) cpuset.Set {
 			if o.spread {
 				core = -core
 			}
-			k := key{-tiers[i], have.node[c.node], core, -int(id), 0, 0, 0}
+			k := key{hi: uint64(64-tiers[i])<<40 | uint64(have.node[c.node])<<20 | uint64(core+(1<<19)), lo: uint64(1<<32 - 1 - int64(id))}
 			if best < 0 || k.less(bestKey) {
 				best, bestKey = i, k
 			}

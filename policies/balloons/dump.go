@@ -52,7 +52,7 @@ func (p *Policy) DumpState(*abi.DumpStateRequest) (*abi.DumpStateResponse, error
 }
 
 func (s *state) dump() Dump {
-	d := Dump{Available: s.available.String(), Reserved: s.reservedSet.String(), Free: s.free.String(),
+	d := Dump{Available: s.available.String(), Reserved: s.reservedSet.String(), Free: s.freeSet().String(),
 		Balloons: []DumpBalloon{}, Containers: []DumpContainer{}}
 	for _, b := range s.balloons {
 		db := DumpBalloon{Name: b.name(), Type: b.t.Name, Instance: b.inst, CPUs: b.cpus.String(), SharedIdle: b.shared.String(),

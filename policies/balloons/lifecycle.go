@@ -9,10 +9,24 @@ import (
 )
 
 // podSpec is what a container was created with, kept to place it again on
-// Reconfigure.
+// Reconfigure: encoded, so the garbage collector has nothing to scan in it
+// (in Wasm it marks on the calls' time).
 type podSpec struct {
-	pod  *abi.PodSandbox
-	spec *abi.Container
+	pod, spec []byte
+}
+
+func encodeSpec(pod *abi.PodSandbox, spec *abi.Container) podSpec {
+	p, _ := pod.MarshalVT()
+	c, _ := spec.MarshalVT()
+	return podSpec{pod: p, spec: c}
+}
+
+func (ps podSpec) decode() (*abi.PodSandbox, *abi.Container, error) {
+	pod, spec := &abi.PodSandbox{}, &abi.Container{}
+	if err := pod.UnmarshalVT(ps.pod); err != nil {
+		return nil, nil, err
+	}
+	return pod, spec, spec.UnmarshalVT(ps.spec)
 }
 
 // Init implements policy.Initializer: it parses the configuration, takes
@@ -78,7 +92,7 @@ func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, er
 		clear(s.dirty) // nothing changed
 		return nil, err
 	}
-	s.specs[c.id] = podSpec{pod: pod.CloneVT(), spec: spec.CloneVT()}
+	s.specs[c.id] = encodeSpec(pod, spec)
 	return c, nil
 }
 
@@ -107,8 +121,9 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 		s.dirty[b] = true
 	}
 	c.milli = milli
-	if ps, ok := s.specs[id]; ok {
-		ps.spec.Resources = r.GetResources().CloneVT()
+	if pod, spec, err := s.specs[id].decode(); err == nil {
+		spec.Resources = r.GetResources()
+		s.specs[id] = encodeSpec(pod, spec)
 	}
 	return &abi.UpdateContainerResponse{Updates: s.updates("")}, nil
 }
@@ -201,8 +216,11 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		st.bind(oc.spec, b).devices = oc.devices
 	}
 	for _, id := range sortedKeys(old.ctrs) {
-		ps := old.specs[id]
-		if _, err := st.create(ps.pod, ps.spec); err != nil {
+		pod, spec, err := old.specs[id].decode()
+		if err == nil {
+			_, err = st.create(pod, spec)
+		}
+		if err != nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field(), "container %s no longer fits: %v", id, err)
 		}
 	}

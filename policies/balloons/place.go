@@ -302,8 +302,8 @@ func (s *state) tryNew(t *btype, c *container) (*balloon, error) {
 		return nil, fmt.Errorf("balloon type %s has its maxBalloons (%d)", t.Name, t.MaxBalloons)
 	case t.MaxCPUs > 0 && int64(t.MaxCPUs)*1000 < c.milli:
 		return nil, fmt.Errorf("above balloon type %s's maxCPUs (%d)", t.Name, t.MaxCPUs)
-	case s.free.Size() < need:
-		return nil, fmt.Errorf("a new %s balloon needs %d CPUs, %d are free", t.Name, need, s.free.Size())
+	case s.nFree < need:
+		return nil, fmt.Errorf("a new %s balloon needs %d CPUs, %d are free", t.Name, need, s.nFree)
 	}
 	return s.newBalloon(t)
 }

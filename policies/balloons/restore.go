@@ -61,7 +61,7 @@ func (s *state) restore(rs *abi.RestoreState) {
 		c := s.newContainer(pod, spec)
 		a := spec.GetAssignment()
 		c.cpus, c.mems = strings.Clone(a.GetCpusetCpus()), strings.Clone(a.GetCpusetMems())
-		s.ctrs[id], s.specs[id] = c, podSpec{pod: pod.CloneVT(), spec: spec.CloneVT()}
+		s.ctrs[id], s.specs[id] = c, encodeSpec(pod, spec)
 		cpus, err := cpuset.Parse(c.cpus)
 		if s.preserved(pod, spec) || err != nil {
 			continue
@@ -134,7 +134,7 @@ func (s *state) rebuild(groups map[[2]any]*restored) {
 		b := s.makeBalloon(g.t, g.inst)
 		var own []uint32
 		for _, id := range g.cpus.Sorted() {
-			if seen[id] == 1 && s.free.Contains(id) {
+			if seen[id] == 1 && s.free[id] {
 				own = append(own, id)
 			}
 		}

@@ -81,11 +81,14 @@ type state struct {
 	pinCPU      bool
 	pinMemory   bool
 	balloons    []*balloon // sorted by type, then instance
-	free        cpuset.Set // available CPUs in no balloon
-	freeCounts  *counts    // free, counted per core, cache, node, die, package
+	// free marks the available CPUs in no balloon, by id; nFree counts
+	// them, freeCounts per core, cache, node, die and package.
+	free        []bool
+	nFree       int
+	freeCounts  *counts
 	freeDelta   cpuset.Set // CPUs that joined or left free since the last reshare
 	ctrs        map[string]*container
-	specs       map[string]podSpec // what each container was created with
+	specs       map[string]podSpec // what each container was created with, encoded
 	claims      map[string]*claim
 	dirty       map[*balloon]bool
 	devices     map[string]*balloon // DRA device name → instance
@@ -113,7 +116,8 @@ func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
 		}
 		s.available = set
 	}
-	s.free, s.freeCounts, s.freeDelta = s.available, ix.countsOf(s.available), s.available
+	s.free, s.freeCounts, s.freeDelta = make([]bool, len(ix.cpus)), ix.newCounts(), s.available
+	s.give(s.available)
 	if err := s.resolveTypes(); err != nil {
 		return nil, err
 	}
@@ -397,9 +401,9 @@ func (s *state) resize(b *balloon, milli int64) error {
 	want = max(want, b.t.MinCPUs)
 	switch have := b.cpus.Size(); {
 	case want > have:
-		add, ok := s.ix.inflate(b.cpus, s.free, s.freeCounts, want-have, &b.t.opts)
+		add, ok := s.ix.inflate(b.cpus, s.free, s.nFree, s.freeCounts, want-have, &b.t.opts)
 		if !ok {
-			return fmt.Errorf("balloon %s needs %d more CPUs, %d are free", b.name(), want-have, s.free.Size())
+			return fmt.Errorf("balloon %s needs %d more CPUs, %d are free", b.name(), want-have, s.nFree)
 		}
 		b.cpus = b.cpus.Union(add)
 		s.take(add)
@@ -418,22 +422,37 @@ func (s *state) resize(b *balloon, milli int64) error {
 func (s *state) take(cpus cpuset.Set) {
 	for _, id := range cpus.Sorted() {
 		s.freeCounts.add(s.ix.cpus[id], -1)
+		s.free[id] = false
 	}
-	s.free, s.freeDelta = s.free.Difference(cpus), s.freeDelta.Union(cpus)
+	s.nFree -= cpus.Size()
+	s.freeDelta = s.freeDelta.Union(cpus)
 }
 
 // give returns CPUs to the free ones.
 func (s *state) give(cpus cpuset.Set) {
 	for _, id := range cpus.Sorted() {
 		s.freeCounts.add(s.ix.cpus[id], 1)
+		s.free[id] = true
 	}
-	s.free, s.freeDelta = s.free.Union(cpus), s.freeDelta.Union(cpus)
+	s.nFree += cpus.Size()
+	s.freeDelta = s.freeDelta.Union(cpus)
+}
+
+// freeSet is the free CPUs as a set.
+func (s *state) freeSet() cpuset.Set {
+	ids := make([]uint32, 0, s.nFree)
+	for _, id := range s.ix.onlineIDs {
+		if s.free[id] {
+			ids = append(ids, id)
+		}
+	}
+	return cpuset.New(ids...)
 }
 
 // maxCPUs is how many CPUs b may grow to: its type's maxCPUs (a composite
 // balloon's: its parts' together), or every CPU it has and all free ones.
 func (s *state) maxCPUs(b *balloon) int {
-	limit := b.cpus.Size() + s.free.Size()
+	limit := b.cpus.Size() + s.nFree
 	if b.t.MaxCPUs > 0 {
 		limit = min(limit, b.t.MaxCPUs)
 	}
@@ -457,14 +476,12 @@ func (s *state) reshare() {
 	if s.freeDelta.IsEmpty() {
 		return
 	}
-	var idle cpuset.Set
-	idleDone := false
 	for _, b := range s.balloons {
 		lvl := b.t.ShareIdleCPUsInSame
 		if lvl == "" {
 			continue
 		}
-		if !b.zoneOf.Equal(b.cpus) || b.zone.IsEmpty() && !b.cpus.IsEmpty() {
+		if !b.zoneOf.Equal(b.cpus) {
 			b.zoneOf = b.cpus
 			if lvl == LevelSystem {
 				b.zone = s.available
@@ -474,10 +491,13 @@ func (s *state) reshare() {
 		} else if !b.zone.Intersects(s.freeDelta) {
 			continue
 		}
-		if !idleDone {
-			idle, idleDone = s.free.Difference(s.ix.isolated), true
+		var ids []uint32
+		for _, id := range b.zone.Sorted() {
+			if s.free[id] && !s.ix.isolated.Contains(id) {
+				ids = append(ids, id)
+			}
 		}
-		if shared := b.zone.Intersection(idle); !shared.Equal(b.shared) {
+		if shared := cpuset.New(ids...); !shared.Equal(b.shared) {
 			b.shared = shared
 			s.dirty[b] = true
 		}

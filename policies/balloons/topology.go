@@ -20,6 +20,8 @@ type cpuInfo struct {
 type topoIndex struct {
 	cpus     []cpuInfo // by CPU id; only the online ones are filled in
 	online   cpuset.Set
+	// onlineIDs are the online CPUs, sorted.
+	onlineIDs []uint32
 	isolated cpuset.Set
 	// cores lists each core's threads, by core key.
 	cores [][]uint32
@@ -27,7 +29,9 @@ type topoIndex struct {
 	// nodeIDs are the nodes, sorted; cpuNodes those with CPUs.
 	nodeIDs  []uint32
 	nodeCPUs map[uint32]cpuset.Set
-	topo     *abi.Topology
+	// pci and net are the CPUs close to each PCI device (by address) and
+	// network interface (by name).
+	pci, net map[string]cpuset.Set
 	// dims are how many cores, L2 caches, nodes, dies and packages the
 	// group keys range over.
 	dims struct{ core, l2, node, die, pkg int }
@@ -48,7 +52,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 	if maxID >= 1<<20 {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "CPU id %d is out of range", maxID)
 	}
-	ix := &topoIndex{cpus: make([]cpuInfo, maxID+1), nodes: map[uint32]*abi.NUMANode{}, nodeCPUs: map[uint32]cpuset.Set{}, topo: t}
+	ix := &topoIndex{cpus: make([]cpuInfo, maxID+1), nodes: map[uint32]*abi.NUMANode{}, nodeCPUs: map[uint32]cpuset.Set{}}
 	l2 := map[uint32]bool{}
 	for _, c := range t.GetCaches() {
 		if c.Level == 2 {
@@ -93,6 +97,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		}
 	}
 	ix.online, ix.isolated = cpuset.New(online...), cpuset.New(isolated...)
+	ix.onlineIDs = ix.online.Sorted()
 	ix.dims.core, ix.dims.l2, ix.dims.die = len(cores), len(l2s), len(dies)
 	for _, id := range online {
 		ix.dims.node = max(ix.dims.node, int(ix.cpus[id].node)+1)
@@ -102,6 +107,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "NUMA node or package id out of range")
 	}
 	ix.scratch = ix.newCounts()
+	defer ix.indexDevices(t)
 	for n, ids := range perNode {
 		ix.nodeCPUs[n] = cpuset.New(ids...)
 	}
@@ -234,44 +240,42 @@ func parseDevice(s string) (device, error) {
 	return device{}, fmt.Errorf("device %q: want /sys/class/net/IFACE, /sys/bus/pci/devices/ADDRESS, /sys/devices/system/node/nodeN or /sys/devices/system/cpu/cpuN", s)
 }
 
-// deviceCPUs are the CPUs close to a device: a PCI device's local CPUs, a
-// network interface's NUMA node (or its PCI device's), a node's CPUs, a CPU.
-// Empty when the node has no such device.
+// indexDevices records the CPUs close to each PCI device (its local CPUs,
+// else its NUMA node's) and network interface (its NUMA node's, else its
+// PCI device's).
+func (ix *topoIndex) indexDevices(t *abi.Topology) {
+	ix.pci, ix.net = map[string]cpuset.Set{}, map[string]cpuset.Set{}
+	for _, p := range t.GetPciDevices() {
+		switch {
+		case len(p.LocalCpus) > 0:
+			ix.pci[p.Address] = ix.online.Intersection(cpuset.New(p.LocalCpus...))
+		case p.NumaNode != nil:
+			ix.pci[p.Address] = ix.nodeCPUs[*p.NumaNode]
+		}
+	}
+	for _, n := range t.GetNetworkInterfaces() {
+		if n.NumaNode != nil {
+			ix.net[n.Name] = ix.nodeCPUs[*n.NumaNode]
+		} else if n.PciAddress != "" {
+			ix.net[n.Name] = ix.pci[n.PciAddress]
+		}
+	}
+}
+
+// deviceCPUs are the CPUs close to a device; empty when the node has no
+// such device.
 func (ix *topoIndex) deviceCPUs(d device) cpuset.Set {
 	switch d.kind {
 	case "pci":
-		return ix.pciCPUs(d.name)
+		return ix.pci[d.name]
 	case "net":
-		for _, n := range ix.topo.GetNetworkInterfaces() {
-			if n.Name != d.name {
-				continue
-			}
-			if n.NumaNode != nil {
-				return ix.nodeCPUs[*n.NumaNode]
-			}
-			return ix.pciCPUs(n.PciAddress)
-		}
+		return ix.net[d.name]
 	case "node":
 		n, _ := strconv.ParseUint(d.name, 10, 32)
 		return ix.nodeCPUs[uint32(n)]
 	case "cpu":
 		n, _ := strconv.ParseUint(d.name, 10, 32)
 		return ix.online.Intersection(cpuset.New(uint32(n)))
-	}
-	return cpuset.Set{}
-}
-
-func (ix *topoIndex) pciCPUs(addr string) cpuset.Set {
-	for _, p := range ix.topo.GetPciDevices() {
-		if p.Address != addr || addr == "" {
-			continue
-		}
-		if len(p.LocalCpus) > 0 {
-			return ix.online.Intersection(cpuset.New(p.LocalCpus...))
-		}
-		if p.NumaNode != nil {
-			return ix.nodeCPUs[*p.NumaNode]
-		}
 	}
 	return cpuset.Set{}
 }
