@@ -113,14 +113,19 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 		// A CPU of a node the balloon has CPUs in is closer than any other;
 		// only a better tier elsewhere beats it. Without tiers, look there
 		// first and only.
-		best, ok := -1, false
+		var best scored
+		ok := false
 		if plain && have.n > 0 {
-			best, ok = ix.bestFree(free, have, avail, n-len(picked), o, true)
+			for _, node := range ix.nodesOf(cur.Union(cpuset.New(picked...))).Sorted() {
+				if id, found := ix.bestFree(ix.nodeIDsOf[node], free, have, avail, n-len(picked), o); found && (!ok || id.less(best)) {
+					best, ok = id, true
+				}
+			}
 		}
 		if !ok {
-			best, _ = ix.bestFree(free, have, avail, n-len(picked), o, false)
+			best, _ = ix.bestFree(ix.onlineIDs, free, have, avail, n-len(picked), o)
 		}
-		id := uint32(best)
+		id := best.id
 		free[id] = false // until the caller takes it
 		picked = append(picked, id)
 		have.add(ix.cpus[id], 1)
@@ -135,22 +140,27 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 	return add, true
 }
 
-// bestFree finds the free CPU with the lowest key (see inflate); with
-// ownNodes only among the nodes have has CPUs in. The key is computed
-// inline: in Wasm a Go function call costs more than the whole key.
-func (ix *topoIndex) bestFree(free []bool, have, avail *counts, need int, o *allocOpts, ownNodes bool) (int, bool) {
+// scored is a candidate CPU and its key.
+type scored struct {
+	id uint32
+	k  key
+}
+
+func (a scored) less(b scored) bool { return a.k.less(b.k) }
+
+// bestFree finds the free CPU of ids with the lowest key (see inflate). The
+// key is computed inline: in Wasm a Go function call costs more than the
+// whole key.
+func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, need int, o *allocOpts) (scored, bool) {
 	// 15 bits per free count: nodes of up to 32,767 CPUs.
 	const m = 1<<15 - 1
 	tiered := len(o.prefer) > 0 || !o.avoid.IsEmpty()
 	best, bestKey := -1, key{}
-	for _, id := range ix.onlineIDs {
+	for _, id := range ids {
 		if !free[id] {
 			continue
 		}
 		c := &ix.cpus[id]
-		if ownNodes && have.node[c.node] == 0 {
-			continue
-		}
 		closeness := uint64(10)
 		switch {
 		case have.n == 0:
@@ -191,7 +201,7 @@ func (ix *topoIndex) bestFree(free []bool, have, avail *counts, need int, o *all
 			best, bestKey = int(id), k
 		}
 	}
-	return best, best >= 0
+	return scored{id: uint32(best), k: bestKey}, best >= 0
 }
 
 // deflate picks n CPUs of cur to give back: the least preferred tier

@@ -1,10 +1,8 @@
 package balloons
 
 import (
-	"cmp"
 	"fmt"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -245,47 +243,51 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 	} else {
 		chain = append(chain, balanced, balancedInflate, newBalloon)
 	}
-	room := func(b *balloon) int64 { return int64(b.cpus.Size())*1000 - b.milli }
-	maxRoom := func(b *balloon) int64 { return int64(s.maxCPUs(b))*1000 - b.milli }
+	// The type's open balloons with their room now and after inflating,
+	// computed once: the fill methods only compare.
+	type cand struct {
+		b             *balloon
+		room, maxRoom int64
+	}
+	var open []cand
+	for _, b := range s.balloons {
+		if b.t == t && b.claim == "" {
+			open = append(open, cand{b, int64(b.cpus.Size())*1000 - b.milli, int64(s.maxCPUs(b))*1000 - b.milli})
+		}
+	}
 	var lastErr error
 	for _, m := range chain {
-		var cands []*balloon
-		by := maxRoom
-		for _, b := range s.balloons {
-			if b.t != t || b.claim != "" {
-				continue
-			}
-			ok := false
+		best, bestRoom := -1, int64(0)
+		for i, cd := range open {
+			ok, by := false, cd.maxRoom
 			switch m {
 			case sameGroup:
-				ok = b.groups[c.group] > 0 && maxRoom(b) >= c.milli
+				ok = cd.b.groups[c.group] > 0 && cd.maxRoom >= c.milli
 			case samePod:
-				ok = b.pods[c.pod] > 0 && maxRoom(b) >= c.milli
+				ok = cd.b.pods[c.pod] > 0 && cd.maxRoom >= c.milli
 			case sameNamespace:
-				ok = b.nss[c.ns] > 0 && maxRoom(b) >= c.milli
+				ok = cd.b.nss[c.ns] > 0 && cd.maxRoom >= c.milli
 			case newBalloon:
-				ok = len(b.ctrs) == 0 && maxRoom(b) >= c.milli
+				ok = len(cd.b.ctrs) == 0 && cd.maxRoom >= c.milli
 			case balanced:
-				ok, by = room(b) >= c.milli, room
+				ok, by = cd.room >= c.milli, cd.room
 			case balancedInflate:
-				ok = maxRoom(b) >= c.milli
+				ok = cd.maxRoom >= c.milli
 			}
-			if ok {
-				cands = append(cands, b)
+			// The most room wins, then the fewest containers, then list order.
+			if ok && (best < 0 || by > bestRoom || by == bestRoom && len(cd.b.ctrs) < len(open[best].b.ctrs)) {
+				best, bestRoom = i, by
 			}
 		}
-		if m == newBalloon && len(cands) == 0 {
+		if best >= 0 {
+			return open[best].b, nil
+		}
+		if m == newBalloon {
 			b, err := s.tryNew(t, c)
 			if b != nil {
 				return b, nil
 			}
 			lastErr = err
-			continue
-		}
-		if len(cands) > 0 {
-			return slices.MinFunc(cands, func(x, y *balloon) int {
-				return cmp.Or(cmp.Compare(by(y), by(x)), cmp.Compare(len(x.ctrs), len(y.ctrs)))
-			}), nil
 		}
 	}
 	if lastErr == nil {

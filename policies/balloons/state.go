@@ -537,10 +537,14 @@ func (s *state) pinContainer(c *container) (cpus, mems string) {
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.reshare()
 	var out []*abi.ContainerUpdate
-	for _, b := range s.balloons {
-		if !s.dirty[b] {
-			continue
-		}
+	dirty := make([]*balloon, 0, len(s.dirty))
+	for b := range s.dirty {
+		dirty = append(dirty, b)
+	}
+	slices.SortFunc(dirty, func(x, y *balloon) int {
+		return cmp.Or(cmp.Compare(x.t.index, y.t.index), cmp.Compare(x.inst, y.inst))
+	})
+	for _, b := range dirty {
 		var pin [2][2]string
 		var done [2]bool
 		for _, id := range sortedKeys(b.ctrs) {

@@ -29,6 +29,8 @@ type topoIndex struct {
 	// nodeIDs are the nodes, sorted; cpuNodes those with CPUs.
 	nodeIDs  []uint32
 	nodeCPUs map[uint32]cpuset.Set
+	// nodeIDsOf are each node's CPUs, sorted, by node id.
+	nodeIDsOf [][]uint32
 	// pci and net are the CPUs close to each PCI device (by address) and
 	// network interface (by name).
 	pci, net map[string]cpuset.Set
@@ -108,8 +110,10 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 	}
 	ix.scratch = ix.newCounts()
 	defer ix.indexDevices(t)
+	ix.nodeIDsOf = make([][]uint32, ix.dims.node)
 	for n, ids := range perNode {
 		ix.nodeCPUs[n] = cpuset.New(ids...)
+		ix.nodeIDsOf[n] = ix.nodeCPUs[n].Sorted()
 	}
 	var ids []uint32
 	for _, n := range t.GetNumaNodes() {
