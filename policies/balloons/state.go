@@ -83,15 +83,15 @@ type state struct {
 	balloons    []*balloon // sorted by type, then instance
 	// free marks the available CPUs in no balloon, by id; nFree counts
 	// them, freeCounts per core, cache, node, die and package.
-	free        []bool
-	nFree       int
-	freeCounts  *counts
-	freeDelta   cpuset.Set // CPUs that joined or left free since the last reshare
-	ctrs        map[string]*container
-	specs       map[string]podSpec // what each container was created with, encoded
-	claims      map[string]*claim
-	dirty       map[*balloon]bool
-	devices     map[string]*balloon // DRA device name → instance
+	free       []bool
+	nFree      int
+	freeCounts *counts
+	freeDelta  cpuset.Set // CPUs that joined or left free since the last reshare
+	ctrs       map[string]*container
+	specs      map[string]podSpec // what each container was created with, encoded
+	claims     map[string]*claim
+	dirty      map[*balloon]bool
+	devices    map[string]*balloon // DRA device name → instance
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {

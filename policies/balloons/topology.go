@@ -18,11 +18,11 @@ type cpuInfo struct {
 
 // topoIndex indexes the topology Init carried.
 type topoIndex struct {
-	cpus     []cpuInfo // by CPU id; only the online ones are filled in
-	online   cpuset.Set
+	cpus   []cpuInfo // by CPU id; only the online ones are filled in
+	online cpuset.Set
 	// onlineIDs are the online CPUs, sorted.
 	onlineIDs []uint32
-	isolated cpuset.Set
+	isolated  cpuset.Set
 	// cores lists each core's threads, by core key.
 	cores [][]uint32
 	nodes map[uint32]*abi.NUMANode
