@@ -19,6 +19,12 @@ const (
 	// DefaultRequestTimeout bounds each apply, so that a hung connection
 	// does not hold a worker.
 	DefaultRequestTimeout = 15 * time.Second
+	// DefaultForbiddenRetries is how often an apply refused with 403
+	// Forbidden is retried before it is dropped: an API server that has
+	// just started answers 403 until its RBAC caches are filled (seen for
+	// about a second with kube-apiserver 1.37). With the default backoff
+	// that is about 50 s.
+	DefaultForbiddenRetries = 8
 )
 
 // Option configures New.
@@ -31,23 +37,25 @@ type Option func(*options)
 type FailureFunc func(claim ClaimRef, err error, retry bool)
 
 type options struct {
-	logger         logr.Logger
-	baseDelay      time.Duration
-	maxDelay       time.Duration
-	workers        int
-	requestTimeout time.Duration
-	clock          clock.WithTicker
-	onFailure      FailureFunc
+	logger           logr.Logger
+	baseDelay        time.Duration
+	maxDelay         time.Duration
+	workers          int
+	requestTimeout   time.Duration
+	forbiddenRetries int
+	clock            clock.WithTicker
+	onFailure        FailureFunc
 }
 
 func defaultOptions() options {
 	return options{
-		logger:         logr.Discard(),
-		baseDelay:      DefaultBaseDelay,
-		maxDelay:       DefaultMaxDelay,
-		workers:        DefaultWorkers,
-		requestTimeout: DefaultRequestTimeout,
-		clock:          clock.RealClock{},
+		logger:           logr.Discard(),
+		baseDelay:        DefaultBaseDelay,
+		maxDelay:         DefaultMaxDelay,
+		workers:          DefaultWorkers,
+		requestTimeout:   DefaultRequestTimeout,
+		forbiddenRetries: DefaultForbiddenRetries,
+		clock:            clock.RealClock{},
 	}
 }
 
@@ -97,3 +105,15 @@ func WithClock(c clock.WithTicker) Option { return func(o *options) { o.clock = 
 // WithFailureFunc sets a function told about every failed apply (metrics,
 // tests); default none.
 func WithFailureFunc(f FailureFunc) Option { return func(o *options) { o.onFailure = f } }
+
+// WithForbiddenRetries sets how often an apply refused with 403 Forbidden is
+// retried before it is dropped and reported as final; default
+// DefaultForbiddenRetries. 0 drops it at once; negative values keep the
+// default.
+func WithForbiddenRetries(n int) Option {
+	return func(o *options) {
+		if n >= 0 {
+			o.forbiddenRetries = n
+		}
+	}
+}

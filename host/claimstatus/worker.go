@@ -2,6 +2,7 @@ package claimstatus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +28,14 @@ func (w *Writer) next(ctx context.Context) bool {
 
 	err := w.apply(ctx, req)
 	outcome := classify(err)
+	if outcome == forbidden {
+		// RBAC may refuse for a moment while an API server starts (its
+		// caches are filling); a lasting refusal is final.
+		outcome = refused
+		if w.queue.NumRequeues(uid) < w.opts.forbiddenRetries {
+			outcome = retry
+		}
+	}
 
 	w.mu.Lock()
 	// A Set or Clear that came in meanwhile replaced req and queued the
@@ -96,25 +105,49 @@ func (w *Writer) apply(ctx context.Context, req *request) error {
 type outcome int
 
 const (
-	done    outcome = iota // written
-	gone                   // the claim no longer exists (or is another one now)
-	refused                // the API server will refuse it again: report, drop
-	retry                  // the API server was away or busy: try again later
+	done      outcome = iota // written
+	gone                     // the claim no longer exists (or is another one now)
+	refused                  // the API server will refuse it again: report, drop
+	retry                    // the API server was away or busy: try again later
+	forbidden                // 403: retried a few times, then refused
 )
 
-// classify decides what a failed apply means. A UID precondition that fails
-// is a Conflict: the claim of that name was deleted and created again.
-// Unauthorized is retried: a service account token may be being rotated.
+// classify decides what a failed apply means. A claim of that name that
+// was deleted and created again fails the UID precondition: the API server
+// answers Invalid with a metadata.uid cause ("field is immutable"), or
+// Conflict when no object is found. A claim allocated on another node is
+// Invalid too (a Forbidden cause on status.devices). Unauthorized is
+// retried: a service account token may be being rotated.
 func classify(err error) outcome {
 	switch {
 	case err == nil:
 		return done
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err), otherUID(err):
 		return gone
-	case apierrors.IsForbidden(err), apierrors.IsInvalid(err), apierrors.IsBadRequest(err),
+	case apierrors.IsForbidden(err):
+		return forbidden
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err),
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err):
 		return refused
 	}
 	return retry
+}
+
+// otherUID reports whether the API server refused the apply because the
+// claim's UID is not the one in the apply.
+func otherUID(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -295,7 +296,6 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"forbidden", apierrors.NewForbidden(claimsResource, "claim", errors.New("not on this node"))},
 		{"invalid", apierrors.NewInvalid(schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}, "claim", nil)},
 		{"bad request", apierrors.NewBadRequest("no")},
 	} {
@@ -341,13 +341,58 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 	}
 }
 
+// TestForbiddenRetriedAFewTimes: 403 is retried (an API server that has just
+// started refuses until its RBAC caches are filled), then dropped.
+func TestForbiddenRetriedAFewTimes(t *testing.T) {
+	forbidden := apierrors.NewForbidden(claimsResource, "claim", errors.New("RBAC: not yet"))
+	t.Run("lasting", func(t *testing.T) {
+		c, a := newAPI(t, func(int, apply) error { return forbidden })
+		var mu sync.Mutex
+		var retried []bool
+		w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond), claimstatus.WithForbiddenRetries(3),
+			claimstatus.WithFailureFunc(func(_ claimstatus.ClaimRef, err error, retry bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				retried = append(retried, retry)
+			}))
+		run(t, w)
+		w.Clear(ref)
+		eventually(t, "the claim to be dropped", func() bool { return w.Pending() == 0 })
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		if n := len(a.all()); n != 4 || len(retried) != 4 || !retried[0] || !retried[2] || retried[3] {
+			t.Errorf("%d applies, retries reported %v; want 4, [true true true false]", n, retried)
+		}
+	})
+	t.Run("passing", func(t *testing.T) {
+		c, a := newAPI(t, func(n int, _ apply) error {
+			if n < 2 {
+				return forbidden
+			}
+			return nil
+		})
+		w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
+		run(t, w)
+		if err := w.Set(ref, []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: ready("True")}}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the write", func() bool { return w.Pending() == 0 })
+		if n := len(a.all()); n != 3 {
+			t.Errorf("%d applies, want 2 refused and 1 written", n)
+		}
+	})
+}
+
 func TestGoneClaimIsDone(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
 	}{
 		{"not found", apierrors.NewNotFound(claimsResource, "claim")},
-		{"recreated (uid precondition)", apierrors.NewConflict(claimsResource, "claim", errors.New("Precondition failed: UID in precondition: uid-1, UID in object meta: uid-9"))},
+		{"recreated (uid precondition)", apierrors.NewInvalid(schema.GroupKind{Group: "resource.k8s.io", Kind: "ResourceClaim"}, "claim",
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), "uid-1", "field is immutable")})},
+		{"uid given, claim missing", apierrors.NewConflict(claimsResource, "claim", errors.New("uid mismatch: the provided object specified uid uid-1, and no existing object was found"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, a := newAPI(t, func(int, apply) error { return tc.err })

@@ -31,6 +31,10 @@ type failure struct {
 	retry bool
 }
 
+func (f failure) String() string {
+	return fmt.Sprintf("%s (retry %v): %v", f.claim, f.retry, f.err)
+}
+
 // writer is a claimstatus.Writer running as the driver, with its failures.
 type writer struct {
 	*claimstatus.Writer

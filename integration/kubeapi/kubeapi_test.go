@@ -109,12 +109,6 @@ func TestSlicePolicyLimitsTheDriverToItsNode(t *testing.T) {
 	_, err = slices.Update(ctx, theirs, metav1.UpdateOptions{})
 	refused("updating another node's slice", err, "may not write a ResourceSlice of node "+other)
 
-	moved := mine.DeepCopy()
-	moved.Spec.NodeName = ptr.To(other)
-	moved.Spec.Pool.Name = other
-	_, err = slices.Update(ctx, moved, metav1.UpdateOptions{})
-	refused("moving its slice to another node", err, "may not write a ResourceSlice of node "+other)
-
 	err = slices.Delete(ctx, theirs.Name, metav1.DeleteOptions{})
 	refused("deleting another node's slice", err, "may not change a ResourceSlice of node "+other)
 
