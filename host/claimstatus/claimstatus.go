@@ -12,9 +12,12 @@
 // backoff. Clear (Unprepare) applies an empty list, which removes exactly the
 // entries this driver's field manager owns; other drivers' entries stay.
 //
-// Errors the API server will not change its mind about (Forbidden, Invalid,
-// BadRequest, …) are reported and dropped, not retried; a claim that no
-// longer exists (NotFound, or a different UID) is done.
+// Errors the API server will not change its mind about (Invalid — a claim
+// allocated on another node, for one —, BadRequest, …) are reported and
+// dropped, not retried; 403 Forbidden is retried a few times first (a
+// restarted API server refuses until its RBAC caches fill). A claim that no
+// longer exists (NotFound, or a different UID) is done. RATIONALE.md says
+// why.
 //
 //	w := claimstatus.New(client, "topology-aware.nri.io", claimstatus.WithLogger(log))
 //	go w.Run(ctx)
