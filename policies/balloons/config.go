@@ -347,6 +347,8 @@ func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) 
 			return policyconfig.Errorf(f("maxCPUs"), "publishDRADevices needs maxCPUs ≥ 1: the device's cpu capacity")
 		case t.MinCPUs < 1:
 			return policyconfig.Errorf(f("minCPUs"), "publishDRADevices needs minCPUs ≥ 1: a device's instance has CPUs from Init on")
+		case len(t.Name) > 64:
+			return policyconfig.Errorf(f("name"), "%d characters: a DRA attribute value (balloonType) holds at most 64", len(t.Name))
 		}
 	}
 	return nil

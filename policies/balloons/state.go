@@ -91,7 +91,6 @@ type state struct {
 	specs      map[string]podSpec // what each container was created with, encoded
 	claims     map[string]*claim
 	dirty      map[*balloon]bool
-	devices    map[string]*balloon // DRA device name → instance
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {

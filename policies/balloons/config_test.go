@@ -1,0 +1,132 @@
+package balloons_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/validate"
+	"github.com/nriwasm/nriwasm/policies/balloons"
+)
+
+// TestParseConfigErrors: every bad configuration is INVALID_ARGUMENT naming
+// the field, with a message that says what is wrong.
+func TestParseConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ cfg, field, msg string }{
+		{"balloonType: []", "config.balloonType", "unknown field"},
+		{"balloonTypes: [{name: a, minCPU: 1}]", "config.balloonTypes[0].minCPU", "unknown field"},
+		{"balloonTypes: [{name: a, cpuClass: turbo}]", "config.balloonTypes[0].cpuClass", "not supported"},
+		{"schedulingClasses: []", "config.schedulingClasses", "not supported"},
+		{"balloonTypes: [{name: a}, {name: a}]", "config.balloonTypes[1].name", "balloonTypes[0]"},
+		{"balloonTypes: [{minCPUs: 1}]", "config.balloonTypes[0].name", "required"},
+		{"balloonTypes: [{name: a, minCPUs: -1}]", "config.balloonTypes[0].minCPUs", "0 or more"},
+		{"balloonTypes: [{name: a, maxCPUs: -2}]", "config.balloonTypes[0].maxCPUs", "-1"},
+		{"balloonTypes: [{name: a, minCPUs: 3, maxCPUs: 2}]", "config.balloonTypes[0].minCPUs", "above maxCPUs"},
+		{"balloonTypes: [{name: a, minBalloons: 3, maxBalloons: 2}]", "config.balloonTypes[0].minBalloons", "above maxBalloons"},
+		{"balloonTypes: [{name: a, minCPUs: x}]", "config.balloonTypes[0].minCPUs", "want an integer"},
+		{"balloonTypes: [{name: a, allocatorPriority: urgent}]", "config.balloonTypes[0].allocatorPriority", "high, normal, low, none"},
+		{"balloonTypes: [{name: a, shareIdleCPUsInSame: rack}]", "config.balloonTypes[0].shareIdleCPUsInSame", "numa"},
+		{"balloonTypes: [{name: a, preferCoreType: fast}]", "config.balloonTypes[0].preferCoreType", "performance"},
+		{"balloonTypes: [{name: a, memoryTypes: [SRAM]}]", "config.balloonTypes[0].memoryTypes[0]", "DRAM"},
+		{"balloonTypes: [{name: a, namespaces: ['[']}]", "config.balloonTypes[0].namespaces[0]", "glob"},
+		{"balloonTypes: [{name: a, matchExpressions: [{key: name, operator: Like, values: [x]}]}]", "config.balloonTypes[0].matchExpressions[0].operator", "Equals"},
+		{"balloonTypes: [{name: a, matchExpressions: [{key: color, operator: Exists}]}]", "config.balloonTypes[0].matchExpressions[0].key", "pod/labels/KEY"},
+		{"balloonTypes: [{name: a, matchExpressions: [{key: name, operator: Equals}]}]", "config.balloonTypes[0].matchExpressions[0].values", "takes 1 values"},
+		{"balloonTypes: [{name: a, groupBy: '${pod/colour}'}]", "config.balloonTypes[0].groupBy", "unknown key"},
+		{"balloonTypes: [{name: a, preferCloseToDevices: [podresourceapi:nvidia.com/gpu]}]", "config.balloonTypes[0].preferCloseToDevices[0]", "/sys/class/net"},
+		{"balloonTypes: [{name: a, components: [{balloonType: b}]}]", "config.balloonTypes[0].components[0].balloonType", "no balloon type"},
+		{"balloonTypes: [{name: a, components: [{balloonType: a}]}]", "config.balloonTypes[0].components[0].balloonType", "its own component"},
+		{"balloonTypes: [{name: a, componentCreation: all}]", "config.balloonTypes[0].componentCreation", "needs components"},
+		{"balloonTypes: [{name: a, publishDRADevices: true, maxCPUs: 2, minCPUs: 1}]", "config.balloonTypes[0].maxBalloons", "maxBalloons ≥ 1"},
+		{"balloonTypes: [{name: a, publishDRADevices: true, maxBalloons: 2, minCPUs: 1}]", "config.balloonTypes[0].maxCPUs", "maxCPUs ≥ 1"},
+		{"balloonTypes: [{name: reserved, publishDRADevices: true}]", "config.balloonTypes[0].publishDRADevices", "reserved"},
+		{"balloonTypes: [{name: " + strings.Repeat("x", 65) + ", publishDRADevices: true, maxBalloons: 1, minCPUs: 1, maxCPUs: 1}]", "config.balloonTypes[0].name", "at most 64"},
+		{"availableResources: {cpu: 4}", "config.availableResources.cpu", "not a quantity"},
+		{"reservedResources: {cpu: lots}", "config.reservedResources.cpu", "not a number"},
+		{"reservedResources: {memory: 1Gi}", "config.reservedResources.memory", "not supported"},
+		{"preserve: {matchExpressions: [{key: name, operator: In}]}", "config.preserve.matchExpressions[0].values", "at least one"},
+		{"pinCPU: yes please", "config.pinCPU", "true or false"},
+	} {
+		_, err := balloons.ParseConfig([]byte(tc.cfg))
+		wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
+		if !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%q: %v, want a message with %q", tc.cfg, err, tc.msg)
+		}
+	}
+}
+
+// TestParseConfigFull: every field of nri-plugins' balloonTypes decodes.
+func TestParseConfigFull(t *testing.T) {
+	cfg, err := balloons.ParseConfig([]byte(`
+reservedResources: {cpu: "cpuset:0-1"}
+availableResources: {cpu: "exclude-cpuset:63"}
+reservedPoolNamespaces: [monitoring, "infra-*"]
+allocatorTopologyBalancing: true
+preferSpreadOnPhysicalCores: true
+pinCPU: true
+pinMemory: false
+preserve: {matchExpressions: [{key: name, operator: In, values: [debugger]}]}
+balloonTypes:
+- name: full
+  namespaces: [prod]
+  matchExpressions: [{key: pod/labels/app, operator: Equals, values: [db]}]
+  minCPUs: 2
+  maxCPUs: 8
+  minBalloons: 1
+  maxBalloons: 4
+  allocatorPriority: high
+  preferNewBalloons: true
+  preferSpreadingPods: true
+  preferPerNamespaceBalloon: true
+  groupBy: ${pod/labels/app}-${namespace}
+  shareIdleCPUsInSame: l2cache
+  preferCloseToDevices: [/sys/class/net/eth0]
+  preferIsolCpus: true
+  preferCoreType: efficient
+  preferSpreadOnPhysicalCores: false
+  allocatorTopologyBalancing: false
+  hideHyperthreads: true
+  pinMemory: true
+  memoryTypes: [DRAM, HBM]
+- name: part
+- name: comp
+  components: [{balloonType: full}, {balloonType: part}]
+  componentCreation: balance-balloons
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.BalloonTypes[0]
+	if b.MaxCPUs != 8 || b.GroupBy != "${pod/labels/app}-${namespace}" || b.ShareIdleCPUsInSame != balloons.LevelL2Cache || *b.HideHyperthreads != true ||
+		len(cfg.BalloonTypes[2].Components) != 2 || cfg.ReservedResources.CPU.Set.String() != "0-1" || !cfg.AvailableResources.CPU.Exclude {
+		t.Errorf("decoded %+v / %+v", cfg, b)
+	}
+}
+
+// TestDevicesValid: the devices pass the host's checks against the DRA
+// API's limits, long type names included.
+func TestDevicesValid(t *testing.T) {
+	long := strings.Repeat("Very_Long.Name", 4)
+	h := mustOpen(t, nativeOpen, "Server4Socket144CPU", "balloonTypes:\n- name: "+long+"\n  publishDRADevices: true\n  minCPUs: 2\n  maxCPUs: 16\n  maxBalloons: 12\n  allocatorTopologyBalancing: true\n")
+	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate.Devices(resp); err != nil {
+		t.Errorf("devices invalid: %v", err)
+	}
+	if len(resp.Devices) != 12 {
+		t.Fatalf("%d devices, want 12", len(resp.Devices))
+	}
+	sockets := map[int64]bool{}
+	for _, d := range resp.Devices {
+		if len(d.Name) > 63 || d.Capacities["cpu"].Value != "16" || d.Attributes["balloonType"].GetStringValue() != long {
+			t.Errorf("device %v", d)
+		}
+		sockets[d.Attributes["socket"].GetIntValue()] = true
+	}
+	if len(sockets) != 4 {
+		t.Errorf("allocatorTopologyBalancing spread 12 instances over sockets %v, want all 4", sockets)
+	}
+}
