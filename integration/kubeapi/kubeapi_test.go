@@ -4,9 +4,15 @@ package kubeapi_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -145,4 +151,70 @@ func TestRestartKeepsTheCluster(t *testing.T) {
 			t.Errorf("get node after the restart: %v", err)
 		}
 	}
+}
+
+// TestStartTearsDown: a server of its own (Start) leaves no process and no
+// directory behind once its test ends.
+func TestStartTearsDown(t *testing.T) {
+	var dir string
+	var pids []int
+	t.Run("server", func(t *testing.T) {
+		s := kubeapi.Start(t)
+		dir = s.Dir
+		if _, err := s.Client().CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+			t.Fatalf("the API server does not answer: %v", err)
+		}
+		pids = processesUnder(t, dir)
+		if len(pids) != 2 {
+			t.Fatalf("processes running from %s: %v, want etcd and kube-apiserver", dir, pids)
+		}
+	})
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s after the test: %v, want it removed", dir, err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d after the test: %v, want it gone", pid, err)
+		}
+	}
+}
+
+// processesUnder returns the processes whose command line mentions dir.
+func processesUnder(t *testing.T, dir string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), dir+"/") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// BenchmarkStart measures a server of its own: etcd and kube-apiserver
+// launched until /readyz answers, then stopped and removed.
+func BenchmarkStart(b *testing.B) {
+	var ready time.Duration
+	for b.Loop() {
+		s, err := kubeapi.New()
+		if err != nil {
+			if s != nil {
+				s.Close()
+			}
+			b.Fatal(err)
+		}
+		ready += s.ReadyAfter
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(ready.Seconds()/float64(b.N), "s-to-ready/op")
 }
