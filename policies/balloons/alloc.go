@@ -55,14 +55,6 @@ func (c *counts) add(info cpuInfo, d int) {
 	c.n += d
 }
 
-func (ix *topoIndex) countsOf(set cpuset.Set) *counts {
-	c := ix.newCounts()
-	for _, id := range set.Sorted() {
-		c.add(ix.cpus[id], 1)
-	}
-	return c
-}
-
 // haveOf counts a balloon's CPUs in the index's scratch counts (zero
 // between calls); done must be called to zero them again.
 func (ix *topoIndex) haveOf(set cpuset.Set) *counts {
