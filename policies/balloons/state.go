@@ -492,7 +492,7 @@ func (s *state) reshare() {
 		}
 		var ids []uint32
 		for _, id := range b.zone.Sorted() {
-			if s.free[id] && !s.ix.isolated.Contains(id) {
+			if s.free[id] && !s.ix.isIsolated[id] {
 				ids = append(ids, id)
 			}
 		}

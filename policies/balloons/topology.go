@@ -20,6 +20,10 @@ type cpuInfo struct {
 type topoIndex struct {
 	cpus   []cpuInfo // by CPU id; only the online ones are filled in
 	online cpuset.Set
+	// isIsolated marks the isolated CPUs, by id.
+	isIsolated []bool
+	// mems memoizes memsOf by NUMA nodes and memory types.
+	mems map[string]cpuset.Set
 	// onlineIDs are the online CPUs, sorted.
 	onlineIDs []uint32
 	isolated  cpuset.Set
@@ -97,6 +101,10 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		if c.Isolated {
 			isolated = append(isolated, c.Id)
 		}
+		if ix.isIsolated == nil {
+			ix.isIsolated = make([]bool, maxID+1)
+		}
+		ix.isIsolated[c.Id] = c.Isolated
 	}
 	ix.online, ix.isolated = cpuset.New(online...), cpuset.New(isolated...)
 	ix.onlineIDs = ix.online.Sorted()
@@ -314,6 +322,24 @@ func (ix *topoIndex) memKind(n uint32) MemoryType {
 // nodes of that type closest to each of cpus' nodes. A type the node lacks
 // is skipped; if none of the allowed types exists, every memory type is.
 func (ix *topoIndex) memsOf(cpus cpuset.Set, types []MemoryType) cpuset.Set {
+	nodes := ix.nodesOf(cpus)
+	k := nodes.String()
+	for _, t := range types {
+		k += "/" + string(t)
+	}
+	if m, ok := ix.mems[k]; ok {
+		return m
+	}
+	if ix.mems == nil {
+		ix.mems = map[string]cpuset.Set{}
+	}
+	m := ix.nodeMems(nodes, types)
+	ix.mems[k] = m
+	return m
+}
+
+// nodeMems computes memsOf for a set of NUMA nodes.
+func (ix *topoIndex) nodeMems(nodes cpuset.Set, types []MemoryType) cpuset.Set {
 	allowed := func(m uint32) bool {
 		if len(types) == 0 {
 			return true
@@ -326,7 +352,7 @@ func (ix *topoIndex) memsOf(cpus cpuset.Set, types []MemoryType) cpuset.Set {
 		return false
 	}
 	var mems []uint32
-	for _, n := range ix.nodesOf(cpus).Sorted() {
+	for _, n := range nodes.Sorted() {
 		best := map[MemoryType]uint32{}
 		var picks []uint32
 		for _, m := range ix.nodeIDs {
@@ -346,7 +372,7 @@ func (ix *topoIndex) memsOf(cpus cpuset.Set, types []MemoryType) cpuset.Set {
 		mems = append(mems, picks...)
 	}
 	if len(mems) == 0 && len(types) > 0 {
-		return ix.memsOf(cpus, nil)
+		return ix.nodeMems(nodes, nil)
 	}
 	return cpuset.New(mems...)
 }
