@@ -161,37 +161,96 @@ func attribute(field string, a *abi.DeviceAttribute) error {
 }
 
 func capacity(field string, c *abi.DeviceCapacity, multiple bool) error {
-	if err := quantity(field+".value", c.GetValue()); err != nil {
+	value, err := parseQuantity(field+".value", c.GetValue())
+	if err != nil {
 		return err
 	}
 	p := c.GetRequestPolicy()
 	if p == nil {
 		return nil
 	}
+	field += ".request_policy"
 	if !multiple {
-		return invalid(field+".request_policy", "only a device with allow_multiple_allocations may have one")
-	}
-	if p.GetDefault() != "" {
-		if err := quantity(field+".request_policy.default", p.GetDefault()); err != nil {
-			return err
-		}
+		return invalid(field, "only a device with allow_multiple_allocations may have one")
 	}
 	if len(p.GetValidValues()) > 0 && p.GetValidRange() != nil {
-		return invalid(field+".request_policy", "valid_values and valid_range both set: at most one")
+		return invalid(field, "valid_values and valid_range both set: at most one")
 	}
-	for j, v := range p.GetValidValues() {
-		if err := quantity(fmt.Sprintf("%s.request_policy.valid_values[%d]", field, j), v); err != nil {
+	var def resource.Quantity
+	if p.GetDefault() != "" {
+		if def, err = parseQuantity(field+".default", p.GetDefault()); err != nil {
 			return err
 		}
+	} else if len(p.GetValidValues()) > 0 || p.GetValidRange() != nil {
+		return invalid(field+".default", "required with valid_values or valid_range")
+	}
+	if vs := p.GetValidValues(); len(vs) > 0 {
+		return validValues(field+".valid_values", vs, value, def)
 	}
 	if r := p.GetValidRange(); r != nil {
-		for name, v := range map[string]string{"min": r.GetMin(), "max": r.GetMax(), "step": r.GetStep()} {
-			if v == "" && name != "min" {
-				continue
-			}
-			if err := quantity(field+".request_policy.valid_range."+name, v); err != nil {
-				return err
-			}
+		return validRange(field+".valid_range", r, value, def)
+	}
+	return nil
+}
+
+// validValues: ascending, none above the capacity, the default among them.
+func validValues(field string, vs []string, value, def resource.Quantity) error {
+	var prev resource.Quantity
+	found := false
+	for j, v := range vs {
+		f := fmt.Sprintf("%s[%d]", field, j)
+		q, err := parseQuantity(f, v)
+		if err != nil {
+			return err
+		}
+		if j > 0 && q.Cmp(prev) <= 0 {
+			return invalid(f, "%s: values must ascend", v)
+		}
+		if q.Cmp(value) > 0 {
+			return invalid(f, "%s is larger than the capacity %s", v, value.String())
+		}
+		found = found || q.Cmp(def) == 0
+		prev = q
+	}
+	if !found {
+		return invalid(field, "the default %s is not one of them", def.String())
+	}
+	return nil
+}
+
+// validRange: min ≤ default ≤ max ≤ capacity, and min + step ≤ capacity.
+func validRange(field string, r *abi.CapacityRequestPolicyRange, value, def resource.Quantity) error {
+	if r.GetMin() == "" {
+		return invalid(field+".min", "required")
+	}
+	lo, err := parseQuantity(field+".min", r.GetMin())
+	if err != nil {
+		return err
+	}
+	if lo.Cmp(value) > 0 {
+		return invalid(field+".min", "%s is larger than the capacity %s", lo.String(), value.String())
+	}
+	if def.Cmp(lo) < 0 {
+		return invalid(field, "the default %s is below min %s", def.String(), lo.String())
+	}
+	if r.GetMax() != "" {
+		hi, err := parseQuantity(field+".max", r.GetMax())
+		if err != nil {
+			return err
+		}
+		if lo.Cmp(hi) > 0 || hi.Cmp(value) > 0 || def.Cmp(hi) > 0 {
+			return invalid(field+".max", "%s: want min %s ≤ default %s ≤ max ≤ the capacity %s", hi.String(), lo.String(), def.String(), value.String())
+		}
+	}
+	if r.GetStep() != "" {
+		step, err := parseQuantity(field+".step", r.GetStep())
+		if err != nil {
+			return err
+		}
+		one := lo.DeepCopy()
+		one.Add(step)
+		if step.Sign() <= 0 || one.Cmp(value) > 0 {
+			return invalid(field+".step", "%s: want a positive step with min + step (%s) ≤ the capacity %s", step.String(), one.String(), value.String())
 		}
 	}
 	return nil
@@ -244,10 +303,16 @@ func dnsLabel(field, s string) error {
 }
 
 func quantity(field, s string) error {
-	if _, err := resource.ParseQuantity(s); err != nil {
-		return invalid(field, "%q is not a quantity (e.g. \"4\", \"16Gi\", \"500m\")", s)
+	_, err := parseQuantity(field, s)
+	return err
+}
+
+func parseQuantity(field, s string) (resource.Quantity, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return q, invalid(field, "%q is not a quantity (e.g. \"4\", \"16Gi\", \"500m\")", s)
 	}
-	return nil
+	return q, nil
 }
 
 // Prepared checks Allocate's answer against the claim and the API's limits:

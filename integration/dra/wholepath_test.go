@@ -89,6 +89,7 @@ func TestTheWholePath(t *testing.T) {
 	ctd := containerd.Start(t, containerd.Options{CDISpecDirs: []string{cdiDir}})
 	t.Setenv("NODE_NAME", nodeName)
 	a := agent.Start(t, agent.Options{Binary: bin, NRISocket: ctd.NRISocket, Config: `policy:
+  name: topology-aware
   config:
     dra: {enabled: true}
 dra:

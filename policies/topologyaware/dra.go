@@ -77,11 +77,7 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 				attrSocketID:   {Value: &abi.DeviceAttribute_IntValue{IntValue: int64(p.ix.cpus[ids[0]].pkg)}},
 				attrSMTEnabled: {Value: &abi.DeviceAttribute_BoolValue{BoolValue: smt}},
 			},
-			Capacities: map[string]*abi.DeviceCapacity{capacityCPU: {
-				Value: strconv.Itoa(len(ids)),
-				RequestPolicy: &abi.CapacityRequestPolicy{Default: "1",
-					ValidRange: &abi.CapacityRequestPolicyRange{Min: "1", Step: "1"}},
-			}},
+			Capacities:               map[string]*abi.DeviceCapacity{capacityCPU: cpuCapacity(len(ids))},
 			AllowMultipleAllocations: true,
 		})
 	}
@@ -186,4 +182,15 @@ func sameResults(a, b *abi.Claim) bool {
 		}
 	}
 	return true
+}
+
+// cpuCapacity is n whole CPUs, claimed one or more at a time: a range with
+// step 1, or with a single CPU its only valid value (the API refuses a range
+// whose min + step exceeds the capacity).
+func cpuCapacity(n int) *abi.DeviceCapacity {
+	policy := &abi.CapacityRequestPolicy{Default: "1", ValidRange: &abi.CapacityRequestPolicyRange{Min: "1", Step: "1"}}
+	if n == 1 {
+		policy = &abi.CapacityRequestPolicy{Default: "1", ValidValues: []string{"1"}}
+	}
+	return &abi.DeviceCapacity{Value: strconv.Itoa(n), RequestPolicy: policy}
 }

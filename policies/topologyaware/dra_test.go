@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/validate"
 )
 
 // TestDevices: one device per NUMA node with grantable CPUs, whose
@@ -40,12 +41,15 @@ func TestDevices(t *testing.T) {
 					t.Errorf("%s: capacity %v", dev.Name, c)
 				}
 				total += n
-				if p := c.GetRequestPolicy(); p.GetDefault() != "1" || p.GetValidRange().GetMin() != "1" || p.GetValidRange().GetStep() != "1" {
+				if p := c.GetRequestPolicy(); n > 1 && (p.GetDefault() != "1" || p.GetValidRange().GetMin() != "1" || p.GetValidRange().GetStep() != "1") {
 					t.Errorf("%s: request policy %v", dev.Name, p)
 				}
 			}
 			if total != want {
 				t.Errorf("devices offer %d CPUs, want %d", total, want)
+			}
+			if err := validate.Devices(resp); err != nil {
+				t.Errorf("the API server would refuse the devices: %v", err)
 			}
 		})
 	}
@@ -62,6 +66,27 @@ func TestDevices(t *testing.T) {
 	}
 	if len(resp.Devices) != 1 || !proto.Equal(resp.Devices[0], want) {
 		t.Errorf("Desktop1Socket devices %v, want %v", resp.Devices, want)
+	}
+}
+
+// TestOneCPUDevice: a node with a single grantable CPU offers it as the one
+// valid amount (a range with a step would exceed the capacity, which the API
+// server refuses).
+func TestOneCPUDevice(t *testing.T) {
+	h := newHarness(t, "Desktop1Socket", draOn+"availableResources:\n  cpu: cpuset:0-1\nreservedResources:\n  cpu: cpuset:0\n")
+	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Devices) != 1 {
+		t.Fatalf("devices = %v, want one", resp.Devices)
+	}
+	c := resp.Devices[0].Capacities["dra.cpu/cpu"]
+	if c.GetValue() != "1" || len(c.GetRequestPolicy().GetValidValues()) != 1 || c.GetRequestPolicy().GetValidRange() != nil {
+		t.Errorf("capacity = %v, want 1 with the valid values [1]", c)
+	}
+	if err := validate.Devices(resp); err != nil {
+		t.Errorf("the API server would refuse the device: %v", err)
 	}
 }
 

@@ -19,6 +19,14 @@ type DeviceCase struct {
 	Field string
 }
 
+// PoolLevel reports whether c breaks a rule across slices (a consumption
+// naming a counter set or counter the pool does not declare): the API server
+// checks each slice alone and accepts it; the slice controller and the
+// scheduler's allocator refuse the pool.
+func (c DeviceCase) PoolLevel() bool {
+	return c.Name == "unknown counter set" || c.Name == "undeclared counter"
+}
+
 // ValidDevice is a device that uses every kind of field within its limits.
 func ValidDevice(name string) *abi.Device {
 	return &abi.Device{
@@ -84,6 +92,26 @@ func DeviceCases() []DeviceCase {
 		{"request policy without multiple allocations", with(func(d *abi.Device) {
 			d.Capacities["memory"] = &abi.DeviceCapacity{Value: "64Gi", RequestPolicy: &abi.CapacityRequestPolicy{Default: "1Gi"}}
 		}), "devices[0] (dev-0).capacities.memory.request_policy"},
+		{"step beyond the capacity", with(func(d *abi.Device) {
+			d.AllowMultipleAllocations = true
+			d.Capacities["dra.cpu/cpu"] = &abi.DeviceCapacity{Value: "1", RequestPolicy: &abi.CapacityRequestPolicy{Default: "1",
+				ValidRange: &abi.CapacityRequestPolicyRange{Min: "1", Step: "1"}}}
+		}), "devices[0] (dev-0).capacities.dra.cpu/cpu.request_policy.valid_range.step"},
+		{"a range's default below min", with(func(d *abi.Device) {
+			d.AllowMultipleAllocations = true
+			d.Capacities["dra.cpu/cpu"] = &abi.DeviceCapacity{Value: "8", RequestPolicy: &abi.CapacityRequestPolicy{Default: "1",
+				ValidRange: &abi.CapacityRequestPolicyRange{Min: "2", Step: "1"}}}
+		}), "devices[0] (dev-0).capacities.dra.cpu/cpu.request_policy.valid_range"},
+		{"a valid value above the capacity", with(func(d *abi.Device) {
+			d.AllowMultipleAllocations = true
+			d.Capacities["dra.cpu/cpu"] = &abi.DeviceCapacity{Value: "2", RequestPolicy: &abi.CapacityRequestPolicy{Default: "1",
+				ValidValues: []string{"1", "4"}}}
+		}), "devices[0] (dev-0).capacities.dra.cpu/cpu.request_policy.valid_values[1]"},
+		{"one CPU offered as its only valid value", with(func(d *abi.Device) {
+			d.AllowMultipleAllocations = true
+			d.Capacities["dra.cpu/cpu"] = &abi.DeviceCapacity{Value: "1", RequestPolicy: &abi.CapacityRequestPolicy{Default: "1",
+				ValidValues: []string{"1"}}}
+		}), ""},
 		{"unknown counter set", func() *abi.DevicesResponse {
 			r := counted()
 			r.Devices[0].ConsumesCounters[0].CounterSet = "set-b"
