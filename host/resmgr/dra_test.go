@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -173,5 +174,56 @@ func TestAClaimSurvivesATrapAndARestart(t *testing.T) {
 	cpus := func(r *abi.AllocateResponse) string { return r.GetDevices()[0].GetContainerEdits().GetEnv()[0] }
 	if cpus(r2) == cpus(j.GetClaims()[0].GetAllocation()) {
 		t.Errorf("u2 got u1's CPUs after the rebuild: %s", cpus(r2))
+	}
+}
+
+// TestPreparedClaimsSurviveARestart: kubelet does not prepare again after the
+// agent restarts, so the claim comes back from the checkpoint, the new
+// policy instance is restored with it (its CPUs stay taken), and a later
+// Unprepare releases it.
+func TestPreparedClaimsSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	stateDir := func(c *config.Config) { c.StateDir = dir }
+	f := newFake(nil)
+	f.newPol = func() policy.Policy { return topologyaware.New() }
+	m := newDRAManager(t, f, stateDir)
+	ctx := context.Background()
+	if _, err := m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	first, err := m.PrepareClaim(ctx, cpuClaim("u1", "cpudevnuma000", "3"), func(*abi.AllocateResponse) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	f2 := newFake(nil)
+	f2.newPol = func() policy.Policy { return topologyaware.New() }
+	m2 := newDRAManager(t, f2, stateDir)
+	if got := m2.PreparedClaims(); !slices.Equal(got, []string{"u1"}) {
+		t.Fatalf("claims after the restart = %q, want u1", got)
+	}
+	if claims := f2.inits[0].GetRestore().GetClaims(); len(claims) != 1 || !claims[0].GetAllocation().EqualVT(first) {
+		t.Fatalf("the new instance was restored with %v, want u1's allocation", claims)
+	}
+	if _, err := m2.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The restored claim's CPUs stay taken: a second claim gets others.
+	second, err := m2.PrepareClaim(ctx, cpuClaim("u2", "cpudevnuma000", "3"), func(*abi.AllocateResponse) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(r *abi.AllocateResponse) string { return r.GetDevices()[0].GetContainerEdits().GetEnv()[0] }
+	if strings.SplitN(env(first), "=", 2)[1] == strings.SplitN(env(second), "=", 2)[1] {
+		t.Errorf("u2 got u1's CPUs after the restart: %s", env(second))
+	}
+	if err := m2.UnprepareClaim(ctx, "u1", func() error { return nil }); err != nil {
+		t.Fatalf("Unprepare of the restored claim: %v", err)
+	}
+	if f2.calls[abi.Method_METHOD_RELEASE] != 1 {
+		t.Errorf("releases = %d, want 1", f2.calls[abi.Method_METHOD_RELEASE])
 	}
 }
