@@ -32,7 +32,7 @@ const taDriver = "topology-aware.nri.io"
 
 // policyManager runs the built-in topology-aware module (Wasm) with DRA on, on
 // a 2-socket, 4-NUMA-node fixture, synchronized with an empty runtime.
-func policyManager(t *testing.T, nodeName string) *resmgr.Manager {
+func policyManager(t testing.TB, nodeName string) *resmgr.Manager {
 	t.Helper()
 	sysfs := t.TempDir()
 	if err := topologytest.Server2Socket4NodesInterleaved().Write(sysfs); err != nil {
@@ -85,7 +85,7 @@ func (l classLister) Get(name string) (*resourcev1.DeviceClass, error) {
 
 // allocate runs the scheduler's allocator for claim on node against the
 // slices on the API server and stores the allocation as the scheduler would.
-func allocate(t *testing.T, s *kubeapi.Server, claim *resourcev1.ResourceClaim, nodeName string) *resourcev1.ResourceClaim {
+func allocate(t testing.TB, s *kubeapi.Server, claim *resourcev1.ResourceClaim, nodeName string) *resourcev1.ResourceClaim {
 	t.Helper()
 	ctx := context.Background()
 	list, err := s.Client().ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
