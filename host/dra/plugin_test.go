@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/cdi"
@@ -132,6 +133,12 @@ func allocatedClaim(uid, device, cpus string) *resourceapi.ResourceClaim {
 
 func start(t *testing.T, claims ...*resourceapi.ResourceClaim) *env {
 	t.Helper()
+	return startWith(t, func(*dra.Options) {}, claims...)
+}
+
+// startWith is start with the driver's options adjusted by edit.
+func startWith(t *testing.T, edit func(*dra.Options), claims ...*resourceapi.ResourceClaim) *env {
+	t.Helper()
 	ctx := context.Background()
 	cfg := config.Default()
 	cfg.Policy.Name = "topology-aware"
@@ -160,8 +167,10 @@ func start(t *testing.T, claims ...*resourceapi.ResourceClaim) *env {
 		objs = append(objs, c)
 	}
 	e.client = fake.NewClientset(objs...)
-	e.d, err = dra.New(m, dra.Options{DriverName: driver, NodeName: node, KubeClient: e.client, PluginDataDir: e.dataDir,
-		RegistrarDir: e.regDir, CDI: e.cdi, Status: e.status, Logger: logr.Discard()})
+	opts := dra.Options{DriverName: driver, NodeName: node, KubeClient: e.client, PluginDataDir: e.dataDir,
+		RegistrarDir: e.regDir, CDI: e.cdi, Status: e.status, Logger: logr.Discard(), HealthInterval: 50 * time.Millisecond}
+	edit(&opts)
+	e.d, err = dra.New(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,4 +311,52 @@ func TestStopDoesNotNeedTheLock(t *testing.T) {
 	}
 	close(e.cdi.gate)
 	<-prepared // the interrupted call ends one way or the other
+}
+
+// TestHealthReportsCoverThePublishedDevices: kubelet's health stream gets
+// every published device as healthy, and again every interval.
+func TestHealthReportsCoverThePublishedDevices(t *testing.T) {
+	e := start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reports := make(chan kubeletplugin.DeviceHealthReport)
+	done := make(chan error, 1)
+	go func() { done <- e.d.WatchHealthStatus(ctx, reports) }()
+	seen := 0
+	for seen < 2 {
+		select {
+		case r := <-reports:
+			if len(r.Devices) == 0 {
+				continue // before the first publication
+			}
+			var names []string
+			for _, d := range r.Devices {
+				if d.Health != kubeletplugin.HealthStatusHealthy || d.PoolName != node {
+					t.Fatalf("device health %+v", d)
+				}
+				names = append(names, d.DeviceName)
+			}
+			if !slices.Equal(names, []string{"cpudevnuma000", "cpudevnuma001"}) {
+				t.Fatalf("report covers %q", names)
+			}
+			seen++
+		case <-time.After(20 * time.Second):
+			t.Fatal("no health report")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("WatchHealthStatus: %v", err)
+	}
+}
+
+// TestRollingUpdateRegistersPerPod: with the agent's pod UID, the plugin's
+// registration socket is the pod's own, so an upgrade's new pod registers
+// beside the old one.
+func TestRollingUpdateRegistersPerPod(t *testing.T) {
+	e := startWith(t, func(o *dra.Options) { o.PodUID = "pod-1234" })
+	socks, _ := filepath.Glob(filepath.Join(e.regDir, "*.sock"))
+	if len(socks) != 1 || !strings.Contains(filepath.Base(socks[0]), "pod-1234") {
+		t.Fatalf("registration sockets %q, want one named after the pod", socks)
+	}
 }
