@@ -107,6 +107,13 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 		// first and only.
 		var best scored
 		ok := false
+		if plain && have.n == 0 {
+			// Every CPU of a node has the same key but for its core and id:
+			// the node is chosen from the counts, then only its CPUs scanned.
+			if node, found := ix.bestNode(avail, n, o); found {
+				best, ok = ix.bestFree(ix.nodeIDsOf[node], free, have, avail, n, o)
+			}
+		}
 		if plain && have.n > 0 {
 			for _, node := range ix.nodesOf(cur.Union(cpuset.New(picked...))).Sorted() {
 				if id, found := ix.bestFree(ix.nodeIDsOf[node], free, have, avail, n-len(picked), o); found && (!ok || id.less(best)) {
@@ -130,6 +137,32 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 	add := cpuset.New(picked...)
 	ix.done(cur.Union(add))
 	return add, true
+}
+
+// bestNode is the node a new balloon of plain options starts in: the one
+// whose CPUs' keys (see bestFree) are lowest.
+func (ix *topoIndex) bestNode(avail *counts, need int, o *allocOpts) (int32, bool) {
+	const m = 1<<15 - 1
+	best, bestKey := int32(-1), uint64(0)
+	for node, nf := range avail.node {
+		if nf == 0 || len(ix.nodeIDsOf[node]) == 0 {
+			continue
+		}
+		c := &ix.cpus[ix.nodeIDsOf[node][0]]
+		var k uint64
+		switch {
+		case o.balance:
+			k = (m-uint64(avail.pkg[c.pkg]))<<30 | (m-uint64(avail.die[c.die]))<<15 | (m - uint64(nf))
+		case nf >= need:
+			k = uint64(nf)<<15 | uint64(node)
+		default:
+			k = 1<<45 | (m-uint64(nf))<<15 | uint64(node)
+		}
+		if best < 0 || k < bestKey {
+			best, bestKey = int32(node), k
+		}
+	}
+	return best, best >= 0
 }
 
 // scored is a candidate CPU and its key.
