@@ -20,19 +20,19 @@ func (s *shutdownRecorder) PrepareClaim(context.Context, *abi.Claim, func(*abi.A
 	return nil, nil
 }
 func (s *shutdownRecorder) UnprepareClaim(context.Context, string, func() error) error { return nil }
-func (s *shutdownRecorder) Shutdown(reason error)                                    { s.reasons = append(s.reasons, reason) }
+func (s *shutdownRecorder) Shutdown(reason error)                                      { s.reasons = append(s.reasons, reason) }
 
 type noSpecs struct{}
 
 func (noSpecs) Write(string, []*abi.PreparedDevice) ([]string, error) { return nil, nil }
-func (noSpecs) Remove(string) error                                  { return nil }
+func (noSpecs) Remove(string) error                                   { return nil }
 
 // recoverable wraps err the way the kubeletplugin helper marks publishing
 // errors (its own type is unexported).
 type recoverable struct{ error }
 
 func (recoverable) Is(target error) bool { return target == kubeletplugin.ErrRecoverable }
-func (r recoverable) Unwrap() error     { return r.error }
+func (r recoverable) Unwrap() error      { return r.error }
 
 func TestHandleErrorShutsDownOnlyOnFatalErrors(t *testing.T) {
 	m := &shutdownRecorder{}

@@ -133,7 +133,9 @@ func (d *devicesManager) PrepareClaim(context.Context, *abi.Claim, func(*abi.All
 }
 
 func (d *devicesManager) UnprepareClaim(context.Context, string, func() error) error { return nil }
-func (d *devicesManager) Shutdown(error)                                          {}
+func (d *devicesManager) Shutdown(error)                                             {}
 
 // testLogger logs to the test's log.
-func testLogger(t testing.TB) logr.Logger { return testr.NewWithInterface(t, testr.Options{Verbosity: 0}) }
+func testLogger(t testing.TB) logr.Logger {
+	return testr.NewWithInterface(t, testr.Options{Verbosity: 0})
+}
