@@ -69,7 +69,7 @@ func (w *Writer) Write(claimUID string, devices []*abi.PreparedDevice) ([]string
 		spec.Devices = append(spec.Devices, cdispec.Device{Name: abi.CDIDeviceID(claimUID, i), ContainerEdits: edits})
 		ids[i] = abi.CDIDeviceName(w.driver, claimUID, i)
 	}
-	version, err := cdiapi.MinimumRequiredVersion(spec)
+	version, err := cdispec.MinimumRequiredVersion(spec)
 	if err != nil {
 		return nil, fmt.Errorf("cdi: claim %s: %w", claimUID, err)
 	}
