@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -54,19 +55,19 @@ type serviceMonitor struct {
 
 // rendered is a release's objects, each decoded strictly into its type.
 type rendered struct {
-	notes            string
-	daemonSet        *appsv1.DaemonSet
-	configMap        *corev1.ConfigMap
-	serviceAccount   *corev1.ServiceAccount
-	service          *corev1.Service
-	clusterRole      *rbacv1.ClusterRole
-	binding          *rbacv1.ClusterRoleBinding
-	policy           *admissionv1.ValidatingAdmissionPolicy
-	policyBinding    *admissionv1.ValidatingAdmissionPolicyBinding
-	deviceClasses    []*resourcev1.DeviceClass
-	serviceMonitor   *serviceMonitor
-	config           *config.Config
-	configYAML       string
+	notes          string
+	daemonSet      *appsv1.DaemonSet
+	configMap      *corev1.ConfigMap
+	serviceAccount *corev1.ServiceAccount
+	service        *corev1.Service
+	clusterRole    *rbacv1.ClusterRole
+	binding        *rbacv1.ClusterRoleBinding
+	policy         *admissionv1.ValidatingAdmissionPolicy
+	policyBinding  *admissionv1.ValidatingAdmissionPolicyBinding
+	deviceClasses  []*resourcev1.DeviceClass
+	serviceMonitor *serviceMonitor
+	config         *config.Config
+	configYAML     string
 }
 
 func loadChart(t testing.TB) *chart.Chart {
@@ -83,12 +84,22 @@ func loadChart(t testing.TB) *chart.Chart {
 // against kubeVersion), and returns the error or the objects.
 func render(t testing.TB, values map[string]any) (*rendered, error) {
 	t.Helper()
+	return renderAt(t, values, kubeVersion)
+}
+
+// renderAt is render on a cluster of the given version.
+func renderAt(t testing.TB, values map[string]any, version string) (*rendered, error) {
+	t.Helper()
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		t.Fatal(err)
+	}
 	install := action.NewInstall(&action.Configuration{Log: t.Logf})
 	install.DryRun = true
 	install.ClientOnly = true
 	install.ReleaseName = releaseName
 	install.Namespace = namespace
-	install.KubeVersion = &chartutil.KubeVersion{Version: kubeVersion, Major: "1", Minor: "37"}
+	install.KubeVersion = &chartutil.KubeVersion{Version: version, Major: fmt.Sprint(v.Major()), Minor: fmt.Sprint(v.Minor())}
 	rel, err := install.Run(loadChart(t), values)
 	if err != nil {
 		return nil, err
