@@ -53,7 +53,12 @@ var (
 
 // Decode decodes raw (YAML or JSON) into v, a pointer to a struct. An empty
 // or null document leaves v alone. Absent and null fields keep v's values.
-func Decode(raw []byte, v any) error {
+// Field paths start with Root.
+func Decode(raw []byte, v any) error { return DecodeAt(raw, v, Root) }
+
+// DecodeAt is Decode with field paths under root ("" for none), for a
+// document that is not a policy's configuration or is part of a larger one.
+func DecodeAt(raw []byte, v any, root string) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("policyconfig.Decode: want a non-nil pointer, got %T", v)
@@ -63,23 +68,23 @@ func Decode(raw []byte, v any) error {
 	}
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
-		return Errorf(Root, "not YAML or JSON: %v", err)
+		return Errorf(root, "not YAML or JSON: %v", err)
 	}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return Errorf(Root, "not YAML or JSON: %v", err)
+		return Errorf(root, "not YAML or JSON: %v", err)
 	}
 	if doc == nil {
 		return nil
 	}
-	if err := check(doc, rv.Type().Elem(), Root); err != nil {
+	if err := check(doc, rv.Type().Elem(), root); err != nil {
 		return err
 	}
 	js, _ = json.Marshal(dropNulls(doc))
 	if err := json.Unmarshal(js, v); err != nil {
-		return Errorf(Root, "%v", err)
+		return Errorf(root, "%v", err)
 	}
 	return nil
 }

@@ -95,6 +95,16 @@ func TestDecodeKeepsDefaults(t *testing.T) {
 	}
 }
 
+func TestDecodeAt(t *testing.T) {
+	var c config
+	for root, want := range map[string]string{"": "items[0].nme", "scenario.steps[2]": "scenario.steps[2].items[0].nme"} {
+		err := policyconfig.DecodeAt([]byte("items: [{nme: x}]"), &c, root)
+		if pe, ok := errors.AsType[*abi.PolicyError](err); !ok || pe.Field != want {
+			t.Errorf("DecodeAt under %q = %v, want field %q", root, err, want)
+		}
+	}
+}
+
 func TestPath(t *testing.T) {
 	if got := policyconfig.Path("config", "balloonTypes", 2, "minCPUs"); got != "config.balloonTypes[2].minCPUs" {
 		t.Errorf("Path = %q", got)
