@@ -37,7 +37,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Root is the path every field path starts with.
+// Root is where Decode starts field paths: a policy's configuration.
 const Root = "config"
 
 // Unsupporter is implemented by a configuration struct that refuses some
