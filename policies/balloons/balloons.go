@@ -51,7 +51,7 @@
 // DRA (publishDRADevices): one device per instance, "<type>-<n>", with
 // attributes balloonType, instance, numaNodes and socket and the capacity
 // cpu = maxCPUs. Allocating a claim binds its instance; a container whose
-// CDI devices name "<driver>/balloon=claim-<uid>" runs in it (the env
+// CDI devices name "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName) runs in it (the env
 // DRA_BALLOON_<uid>=<device> only when the runtime reports no CDI devices).
 //
 // Every answer is a function of the configuration, the topology and the calls

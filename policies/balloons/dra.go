@@ -20,8 +20,6 @@ const (
 	attrNUMANodes   = "numaNodes"
 	attrSocket      = "socket"
 	capacityCPU     = "cpu"
-	cdiClass        = "balloon"
-	cdiNamePrefix   = "claim-"
 	envPrefix       = "DRA_BALLOON_"
 	defaultDriver   = Name + ".nri.io"
 	conditionReady  = "Ready"
@@ -226,19 +224,18 @@ func envName(uid string) string {
 	return string(b)
 }
 
-// claimsOf finds the claims a container holds: by its CDI devices
-// ("<driver>/balloon=claim-<uid>"), or only when the runtime reports none,
+// claimsOf finds the claims a container holds: by its CDI devices (the host
+// names them "<driver>/claim=<uid>-<n>", abi.ClaimOfCDIDevice), or only when
+// the runtime reports none,
 // by the claims' environment variables with exactly the claim's device as
 // value. A CDI device of ours naming an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
 	var out []*claim
-	kind := s.driver + "/" + cdiClass + "="
 	for i, dev := range spec.GetCdiDevices() {
-		name, ok := strings.CutPrefix(dev, kind)
+		uid, ok := abi.ClaimOfCDIDevice(s.driver, dev)
 		if !ok {
 			continue
 		}
-		uid, _ := strings.CutPrefix(name, cdiNamePrefix)
 		c := s.claims[uid]
 		if c == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fmt.Sprintf("container.cdi_devices[%d]", i),

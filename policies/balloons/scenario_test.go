@@ -334,8 +334,8 @@ func draScenario(t *testing.T, open opener, machine string) {
 	if _, err := h.allocate(claimFor("u2", "dedicated-1")); err == nil {
 		t.Errorf("a second claim bound dedicated-1")
 	}
-	h.create(ctr("w1", 1500).withCDI("balloons.nri.io/balloon=claim-u1"))
-	h.create(ctr("w2", 1500).withCDI("other.io/x=y", "balloons.nri.io/balloon=claim-u1"))
+	h.create(ctr("w1", 1500).withCDI("balloons.nri.io/claim=u1-0"))
+	h.create(ctr("w2", 1500).withCDI("other.io/x=y", "balloons.nri.io/claim=u1-0"))
 	if h.balloonOf("w1") != "dedicated[1]" || h.balloonOf("w2") != "dedicated[1]" {
 		t.Errorf("claim holders in %s and %s, want dedicated[1]", h.balloonOf("w1"), h.balloonOf("w2"))
 	}
@@ -349,9 +349,9 @@ func draScenario(t *testing.T, open opener, machine string) {
 	if h.balloonOf("w3") != "dedicated[1]" || h.balloonOf("w4") != "default[0]" {
 		t.Errorf("env: w3 in %s (want dedicated[1]), w4 with CDI devices in %s (want default[0])", h.balloonOf("w3"), h.balloonOf("w4"))
 	}
-	_, err = h.tryCreate(ctr("w5", 100).withCDI("balloons.nri.io/balloon=claim-nope"))
+	_, err = h.tryCreate(ctr("w5", 100).withCDI("balloons.nri.io/claim=nope-0"))
 	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
-	_, err = h.tryCreate(ctr("big", 3000).withCDI("balloons.nri.io/balloon=claim-u1"))
+	_, err = h.tryCreate(ctr("big", 3000).withCDI("balloons.nri.io/claim=u1-0"))
 	wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
 	_, err = h.client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")})
 	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
