@@ -110,6 +110,7 @@ check-generated: generate policies ## fail if generated code or .wasm fixtures d
 integration-deps: ## install containerd, runc, crictl and busybox for the integration tests (cached)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/helm-deps
 
 integration: integration-deps ## run the tests against a real containerd (as root)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v ./integration/...
