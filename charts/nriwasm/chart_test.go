@@ -332,3 +332,22 @@ func TestRestartChecksum(t *testing.T) {
 		t.Error("a plugin index change does not roll the pods; the agent needs a restart for it")
 	}
 }
+
+// TestDRAUnsetIsNotFalse: dra.enabled set to null (as --set dra.enabled=null
+// or a values file's "enabled: null" give it) stays unset — the policy
+// decides, so DRA's objects are installed — and never reads as false.
+func TestDRAUnsetIsNotFalse(t *testing.T) {
+	r := mustRender(t, map[string]any{"dra": map[string]any{"enabled": nil}})
+	if r.config.DRA.Enabled != nil {
+		t.Errorf("dra.enabled = %v, want unset", *r.config.DRA.Enabled)
+	}
+	if strings.Contains(r.configYAML, "enabled") {
+		t.Errorf("the configuration names dra.enabled:\n%s", r.configYAML)
+	}
+	if got := join(r.draObjects()); got == "" {
+		t.Error("no DRA objects with dra.enabled unset: the policy could not turn DRA on")
+	}
+	if !strings.Contains(r.notes, "up to the policy") {
+		t.Errorf("NOTES do not say the policy decides:\n%s", r.notes)
+	}
+}
