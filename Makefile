@@ -107,12 +107,12 @@ check-generated: generate policies ## fail if generated code or .wasm fixtures d
 	@untracked=$$(git ls-files --others --exclude-standard -- abi policies); if [ -n "$$untracked" ]; then \
 		echo "untracked generated files: $$untracked"; exit 1; fi
 
-integration-deps: ## install containerd, runc, crictl and busybox for the integration tests (cached)
+integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, etcd and helm for the integration tests (cached)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/helm-deps
 
-integration: integration-deps ## run the tests against a real containerd (as root)
+integration: integration-deps ## run the tests against a real containerd, kube-apiserver and helm (as root)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v ./integration/...
 
 ci: tools lint check-generated test integration ## what .ci/run does
