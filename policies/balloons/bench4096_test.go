@@ -24,7 +24,7 @@ var transports = []struct {
 		}
 		return r
 	}},
-	{"wasm", func(b *testing.B) abi.Transport { return borrowWasm(b, wasm.WithCallTimeout(time.Minute)) }},
+	{"wasm", func(b *testing.B) abi.Transport { return pool.Borrow(b, wasm.WithCallTimeout(time.Minute)) }},
 }
 
 // benchConfig: balloons of up to 8 CPUs for "app", new 2-CPU balloons for

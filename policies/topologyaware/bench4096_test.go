@@ -35,7 +35,7 @@ var transports = []struct {
 		}
 		return r
 	}},
-	{"wasm", func(b *testing.B) abi.Transport { return borrowWasm(b, wasm.WithCallTimeout(time.Minute)) }},
+	{"wasm", func(b *testing.B) abi.Transport { return pool.Borrow(b, wasm.WithCallTimeout(time.Minute)) }},
 }
 
 // live4096 fills the 4,096-CPU machine with n live containers: Burstable
