@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
@@ -176,7 +177,7 @@ func (s *state) bind(spec *abi.Claim, b *balloon) *claim {
 	for _, res := range spec.GetResults() {
 		c.devices = append(c.devices, &abi.PreparedDevice{
 			Request: res.GetRequest(), Pool: res.GetPool(), Device: res.GetDevice(), ShareId: res.GetShareId(),
-			ContainerEdits: &abi.CDIContainerEdits{Env: []string{envName(c.uid) + "=" + dev}},
+			ContainerEdits: &abi.CDIContainerEdits{Env: []string{policy.ClaimEnvName(envPrefix, c.uid) + "=" + dev}},
 			Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: conditionReady, Status: "True", Reason: reasonAllocated,
 				Message: fmt.Sprintf("balloon %s, %d CPUs now, at most %d", b.name(), b.cpus.Size(), b.t.MaxCPUs)}}, Data: data},
 		})
@@ -212,54 +213,34 @@ func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 	return &abi.ReleaseResponse{Updates: s.updates("")}, nil
 }
 
-// envName is the claim's CDI environment variable: DRA_BALLOON_ and the uid,
-// every character an environment name cannot hold as '_'.
-func envName(uid string) string {
-	b := []byte(envPrefix + uid)
-	for i := len(envPrefix); i < len(b); i++ {
-		if c := b[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
-// claimsOf finds the claims a container holds: by its CDI devices (the host
-// names them "<driver>/claim=<uid>-<n>", abi.ClaimOfCDIDevice), or only when
-// the runtime reports none,
-// by the claims' environment variables with exactly the claim's device as
-// value. A CDI device of ours naming an unknown claim is an error.
+// claimsOf finds the claims a container holds: by the CDI devices the host
+// names for claims, or only when the runtime reports none, by the claims'
+// environment variables (policy.ContainerClaims). A CDI device of ours naming
+// an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
-	var out []*claim
-	for i, dev := range spec.GetCdiDevices() {
-		uid, ok := abi.ClaimOfCDIDevice(s.driver, dev)
-		if !ok {
-			continue
-		}
-		c := s.claims[uid]
-		if c == nil {
-			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fmt.Sprintf("container.cdi_devices[%d]", i),
-				"%s names claim %q, which is not prepared", dev, uid)
-		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
+	uids, err := policy.ContainerClaims(s.driver, spec, func(uid string) bool { return s.claims[uid] != nil }, s.envClaim)
+	if err != nil {
+		return nil, err
 	}
-	if len(spec.GetCdiDevices()) > 0 || len(s.claims) == 0 {
-		return out, nil
-	}
-	for _, kv := range spec.GetEnv() {
-		if !strings.HasPrefix(kv.GetKey(), envPrefix) {
-			continue
-		}
-		for _, uid := range sortedKeys(s.claims) {
-			c := s.claims[uid]
-			if envName(uid) == kv.GetKey() && deviceName(c.b.t.Name, c.b.inst) == kv.GetValue() && !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
+	out := make([]*claim, len(uids))
+	for i, uid := range uids {
+		out[i] = s.claims[uid]
 	}
 	return out, nil
+}
+
+// envClaim is the claim whose environment variable key is, with exactly
+// the claim's device as value.
+func (s *state) envClaim(key, value string) (string, bool) {
+	if !strings.HasPrefix(key, envPrefix) {
+		return "", false
+	}
+	for _, uid := range sortedKeys(s.claims) {
+		if c := s.claims[uid]; policy.ClaimEnvName(envPrefix, uid) == key && deviceName(c.b.t.Name, c.b.inst) == value {
+			return uid, true
+		}
+	}
+	return "", false
 }
 
 // claimBalloon is the balloon of a container's claims: one balloon.

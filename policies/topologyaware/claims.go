@@ -8,6 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 // claim is a prepared DRA claim and the CPUs it took.
@@ -34,18 +35,6 @@ func (c *claim) answer() []*abi.PreparedDevice {
 	return out
 }
 
-// envName is the claim's CDI environment variable: DRA_CPUSET_ and the uid,
-// every character an environment name cannot hold (the uid's '-') as '_'.
-func envName(uid string) string {
-	b := []byte(envPrefix + uid)
-	for i := len(envPrefix); i < len(b); i++ {
-		if c := b[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // allocate takes want[i] CPUs of result i's node, all or nothing.
 func (s *state) allocate(spec *abi.Claim, want []int) (*claim, error) {
 	c := &claim{uid: strings.Clone(spec.GetUid()), spec: spec}
@@ -65,7 +54,7 @@ func (s *state) allocate(spec *abi.Claim, want []int) (*claim, error) {
 		s.take(cpus)
 	}
 	c.cpusText = c.cpus.String()
-	env := envName(c.uid) + "=" + c.cpusText
+	env := policy.ClaimEnvName(envPrefix, c.uid) + "=" + c.cpusText
 	for i, res := range spec.GetResults() {
 		data, _ := json.Marshal(statusData{CPUSet: c.parts[i].String(), NUMANodes: []uint32{c.nodes[i]}})
 		c.devices = append(c.devices, &abi.PreparedDevice{
@@ -112,41 +101,34 @@ func (s *state) holders(uid string) []string {
 	return ids
 }
 
-// claimsOf finds the claims a container holds: by its CDI devices (the host
-// names them "<driver>/claim=<uid>-<n>", abi.ClaimOfCDIDevice), or only
-// when it has none (a runtime that does not report them), by the claims'
-// environment variables with exactly the claim's cpuset as value. A CDI
-// device of ours naming an unknown claim is an error.
+// claimsOf finds the claims a container holds: by the CDI devices the host
+// names for claims, or only when the runtime reports none, by the claims'
+// environment variables (policy.ContainerClaims). A CDI device of ours naming
+// an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
-	var out []*claim
-	for i, dev := range spec.GetCdiDevices() {
-		uid, ok := abi.ClaimOfCDIDevice(s.driver, dev)
-		if !ok {
-			continue
-		}
-		c := s.claims[uid]
-		if c == nil {
-			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fmt.Sprintf("container.cdi_devices[%d]", i),
-				"%s names claim %q, which is not prepared", dev, uid)
-		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
+	uids, err := policy.ContainerClaims(s.driver, spec, func(uid string) bool { return s.claims[uid] != nil }, s.envClaim)
+	if err != nil {
+		return nil, err
 	}
-	if len(spec.GetCdiDevices()) > 0 || len(s.claims) == 0 {
-		return out, nil
-	}
-	for _, kv := range spec.GetEnv() {
-		if !strings.HasPrefix(kv.GetKey(), envPrefix) {
-			continue
-		}
-		for _, uid := range sortedKeys(s.claims) {
-			if c := s.claims[uid]; envName(uid) == kv.GetKey() && c.cpusText == kv.GetValue() && !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
+	out := make([]*claim, len(uids))
+	for i, uid := range uids {
+		out[i] = s.claims[uid]
 	}
 	return out, nil
+}
+
+// envClaim is the claim whose environment variable key is, with exactly
+// the claim's cpuset as value.
+func (s *state) envClaim(key, value string) (string, bool) {
+	if !strings.HasPrefix(key, envPrefix) {
+		return "", false
+	}
+	for _, uid := range sortedKeys(s.claims) {
+		if c := s.claims[uid]; policy.ClaimEnvName(envPrefix, uid) == key && c.cpusText == value {
+			return uid, true
+		}
+	}
+	return "", false
 }
 
 // holdClaims makes c a holder of claims: pinned to their CPUs (whatever
