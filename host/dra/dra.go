@@ -142,7 +142,9 @@ func (d *Driver) Run(ctx context.Context) error {
 	d.log.Info("kubelet plugin started", "pluginDataDir", d.o.PluginDataDir, "registrarDir", d.o.RegistrarDir, "rollingUpdate", d.o.PodUID != "")
 
 	d.Republish()
-	backoff := time.Second
+	const firstRetry = time.Second
+	var retry <-chan time.Time // set only while a publication has failed
+	backoff := firstRetry
 	for {
 		select {
 		case <-ctx.Done():
@@ -150,15 +152,15 @@ func (d *Driver) Run(ctx context.Context) error {
 		case <-d.stopped:
 			return nil
 		case <-d.republish:
-		case <-time.After(backoff):
-			// A retry after a failed publication (or a periodic no-op check).
+		case <-retry:
 		}
 		if err := d.publish(kctx, h); err != nil {
 			d.log.Error(err, "publishing devices failed; retrying", "in", backoff)
+			retry = time.After(backoff)
 			backoff = min(2*backoff, time.Minute)
 			continue
 		}
-		backoff = time.Minute
+		retry, backoff = nil, firstRetry
 	}
 }
 

@@ -139,15 +139,11 @@ func (m *Manager) UnprepareClaim(ctx context.Context, uid string, remove func() 
 	return nil
 }
 
-// PreparedClaims lists the uids of the journaled claims.
+// PreparedClaims lists the uids of the journaled claims, sorted.
 func (m *Manager) PreparedClaims() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var uids []string
-	for _, c := range m.journal.RestoreState().GetClaims() {
-		uids = append(uids, c.GetClaim().GetUid())
-	}
-	return uids
+	return m.journal.ClaimUIDs()
 }
 
 // undoAllocate releases a claim whose preparation failed after the policy

@@ -111,6 +111,7 @@ func TestRestoreStateSorted(t *testing.T) {
 		require(t, rs.Pods[i].GetId(), pod(i+1).Id)
 		require(t, rs.Containers[i].GetId(), container(i+1).Id)
 		require(t, rs.Claims[i].GetClaim().GetUid(), claim(i+1).Claim.Uid)
+		require(t, j.ClaimUIDs()[i], claim(i+1).Claim.Uid)
 	}
 	rs.Pods[0].Name = "changed" // a copy
 	p, _ := j.Pod("pod-0001")

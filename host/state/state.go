@@ -20,6 +20,9 @@
 package state
 
 import (
+	"maps"
+	"slices"
+
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
@@ -70,6 +73,11 @@ func (j *Journal) Pod(id string) (*abi.PodSandbox, bool) {
 func (j *Journal) Container(id string) (*abi.Container, bool) {
 	c, ok := j.containers[id]
 	return c.CloneVT(), ok
+}
+
+// ClaimUIDs lists the uids of the prepared claims, sorted.
+func (j *Journal) ClaimUIDs() []string {
+	return slices.Sorted(maps.Keys(j.claims))
 }
 
 // Claim returns a copy of the prepared claim with uid, if journaled.
