@@ -9,6 +9,7 @@ package cpuset
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 )
 
@@ -58,6 +59,17 @@ func (s Set) IsEmpty() bool { return len(s.ids) == 0 }
 
 // Sorted returns the ids in ascending order, in a new slice the caller owns.
 func (s Set) Sorted() []uint32 { return slices.Clone(s.ids) }
+
+// All yields the ids in ascending order, without copying them.
+func (s Set) All() iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		for _, id := range s.ids {
+			if !yield(id) {
+				return
+			}
+		}
+	}
+}
 
 // Contains tells whether id is in the set.
 func (s Set) Contains(id uint32) bool {

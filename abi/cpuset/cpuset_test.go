@@ -113,3 +113,27 @@ func TestMustParsePanics(t *testing.T) {
 	}()
 	cpuset.MustParse("x")
 }
+
+func TestAll(t *testing.T) {
+	s := cpuset.New(9, 3, 0)
+	var got []uint32
+	for id := range s.All() {
+		got = append(got, id)
+	}
+	if !slices.Equal(got, []uint32{0, 3, 9}) {
+		t.Errorf("All yielded %v, want [0 3 9]", got)
+	}
+	got = got[:0]
+	for id := range s.All() {
+		got = append(got, id)
+		if id == 3 {
+			break
+		}
+	}
+	if !slices.Equal(got, []uint32{0, 3}) {
+		t.Errorf("All after break yielded %v, want [0 3]", got)
+	}
+	for range (cpuset.Set{}).All() {
+		t.Errorf("the empty set yielded an id")
+	}
+}

@@ -94,7 +94,12 @@ func FormatList(ids []uint32) string {
 		sorted = slices.Clone(ids)
 		slices.Sort(sorted)
 	}
+	// One buffer, sized for the longest form (every id its own element),
+	// so formatting allocates once: policies format a list for every
+	// container they update.
 	var b strings.Builder
+	b.Grow(len(sorted) * (decimalDigits(sorted[len(sorted)-1]) + 1))
+	var digits [10]byte
 	for i := 0; i < len(sorted); {
 		lo, hi := sorted[i], sorted[i]
 		i++
@@ -105,11 +110,20 @@ func FormatList(ids []uint32) string {
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(strconv.FormatUint(uint64(lo), 10))
+		b.Write(strconv.AppendUint(digits[:0], uint64(lo), 10))
 		if hi != lo {
 			b.WriteByte('-')
-			b.WriteString(strconv.FormatUint(uint64(hi), 10))
+			b.Write(strconv.AppendUint(digits[:0], uint64(hi), 10))
 		}
 	}
 	return b.String()
+}
+
+// decimalDigits is how many digits id has in base 10.
+func decimalDigits(id uint32) int {
+	n := 1
+	for ; id >= 10; id /= 10 {
+		n++
+	}
+	return n
 }

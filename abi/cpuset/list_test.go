@@ -74,6 +74,22 @@ func TestFormatList(t *testing.T) {
 	}
 }
 
+// TestFormatListAllocatesOnce guards the one buffer: policies format a list
+// for every container they update, and in Wasm each allocation costs.
+func TestFormatListAllocatesOnce(t *testing.T) {
+	ids := make([]uint32, 0, 2048)
+	for id := uint32(0); id < 4096; id += 2 {
+		ids = append(ids, id) // no two consecutive: the longest form
+	}
+	var got string
+	if n := testing.AllocsPerRun(10, func() { got = cpuset.FormatList(ids) }); n != 1 {
+		t.Errorf("FormatList allocated %v times, want 1", n)
+	}
+	if !strings.HasPrefix(got, "0,2,4,") || !strings.HasSuffix(got, ",4092,4094") {
+		t.Errorf("FormatList = %.20q…, want 0,2,4,…,4094", got)
+	}
+}
+
 func TestParseID(t *testing.T) {
 	tests := []struct {
 		in      string

@@ -205,8 +205,8 @@ func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 	if c == nil {
 		return &abi.ReleaseResponse{}, nil
 	}
-	if n := len(c.b.ctrs); n > 0 {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID, "claim %s is still used by %d containers: %s", uid, n, strings.Join(sortedKeys(c.b.ctrs), ", "))
+	if n := len(c.b.members); n > 0 {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID, "claim %s is still used by %d containers: %s", uid, n, strings.Join(c.b.memberIDs(), ", "))
 	}
 	c.b.claim = ""
 	delete(s.claims, uid)

@@ -56,7 +56,7 @@ func (s *state) dump() Dump {
 		Balloons: []DumpBalloon{}, Containers: []DumpContainer{}}
 	for _, b := range s.balloons {
 		db := DumpBalloon{Name: b.name(), Type: b.t.Name, Instance: b.inst, CPUs: b.cpus.String(), SharedIdle: b.shared.String(),
-			RequestMilli: b.milli, MinCPUs: b.t.MinCPUs, MaxCPUs: b.t.MaxCPUs, Containers: sortedKeys(b.ctrs), Claim: b.claim}
+			RequestMilli: b.milli, MinCPUs: b.t.MinCPUs, MaxCPUs: b.t.MaxCPUs, Containers: b.memberIDs(), Claim: b.claim}
 		for _, p := range b.parts {
 			db.Parts = append(db.Parts, p.name()+":"+p.cpus.String())
 		}

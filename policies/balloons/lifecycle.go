@@ -89,7 +89,7 @@ func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCont
 func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
 	c, err := s.place(pod, spec)
 	if err != nil {
-		clear(s.dirty) // nothing changed
+		s.clearDirty() // nothing changed
 		return nil, err
 	}
 	s.specs[c.id] = encodeSpec(pod, spec)
@@ -114,11 +114,10 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 				"%dm does not fit in balloon %s: %dm left", milli, b.name(), room)
 		}
 		if err := s.resize(b, max(1, b.milli-c.milli+milli)); err != nil {
-			clear(s.dirty)
+			s.clearDirty()
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli", "%dm: %v", milli, err)
 		}
 		b.milli += milli - c.milli
-		s.dirty[b] = true
 	}
 	c.milli = milli
 	if pod, spec, err := s.specs[id].decode(); err == nil {
@@ -180,7 +179,7 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 			continue
 		}
 		if c.b != nil {
-			s.dirty[c.b] = true
+			s.markDirty(c.b)
 			c.cpus, c.mems = "", "" // not given yet: the update gives it
 		}
 	}

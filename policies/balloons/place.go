@@ -154,7 +154,7 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 	// At least one CPU, even for best-effort containers: an empty cpuset
 	// would mean every CPU.
 	if err := s.resize(b, max(1, b.milli+c.milli)); err != nil {
-		if b.milli == 0 && len(b.ctrs) == 0 && s.count(b.t) > b.t.MinBalloons {
+		if b.milli == 0 && len(b.members) == 0 && s.count(b.t) > b.t.MinBalloons {
 			s.deleteBalloon(b)
 		}
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli", "%dm: %v", c.milli, err)
@@ -166,7 +166,7 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 // join adds c to b.
 func (s *state) join(c *container, b *balloon) {
 	c.b = b
-	b.ctrs[c.id] = c
+	b.addMember(c)
 	b.milli += c.milli
 	b.pods[c.pod]++
 	b.nss[c.ns]++
@@ -189,7 +189,7 @@ func (s *state) remove(id string) {
 	if b == nil {
 		return
 	}
-	delete(b.ctrs, id)
+	b.dropMember(id)
 	b.milli -= c.milli
 	dec := func(m map[string]int, k string) {
 		if m[k]--; m[k] <= 0 {
@@ -201,8 +201,7 @@ func (s *state) remove(id string) {
 	if c.group != "" {
 		dec(b.groups, c.group)
 	}
-	s.dirty[b] = true
-	if len(b.ctrs) == 0 {
+	if len(b.members) == 0 {
 		_ = s.resize(b, 0) // deflating never fails
 		if s.countOwn(b.t) > b.t.MinBalloons && b.claim == "" {
 			s.deleteBalloon(b)
@@ -250,8 +249,8 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 		room, maxRoom int64
 	}
 	var open []cand
-	for _, b := range s.balloons {
-		if b.t == t && b.claim == "" {
+	for _, b := range t.own {
+		if b.claim == "" {
 			open = append(open, cand{b, int64(b.cpus.Size())*1000 - b.milli, int64(s.maxCPUs(b))*1000 - b.milli})
 		}
 	}
@@ -268,14 +267,14 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 			case sameNamespace:
 				ok = cd.b.nss[c.ns] > 0 && cd.maxRoom >= c.milli
 			case newBalloon:
-				ok = len(cd.b.ctrs) == 0 && cd.maxRoom >= c.milli
+				ok = len(cd.b.members) == 0 && cd.maxRoom >= c.milli
 			case balanced:
 				ok, by = cd.room >= c.milli, cd.room
 			case balancedInflate:
 				ok = cd.maxRoom >= c.milli
 			}
 			// The most room wins, then the fewest containers, then list order.
-			if ok && (best < 0 || by > bestRoom || by == bestRoom && len(cd.b.ctrs) < len(open[best].b.ctrs)) {
+			if ok && (best < 0 || by > bestRoom || by == bestRoom && len(cd.b.members) < len(open[best].b.members)) {
 				best, bestRoom = i, by
 			}
 		}

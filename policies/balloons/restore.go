@@ -139,7 +139,7 @@ func (s *state) rebuild(groups map[[2]any]*restored) {
 			}
 		}
 		if len(g.t.parts) == 0 {
-			b.cpus = cpuset.New(own...)
+			s.setCPUs(b, cpuset.New(own...))
 			s.take(b.cpus)
 		} else {
 			for _, pt := range g.t.parts {
@@ -161,7 +161,7 @@ func (s *state) rebuild(groups map[[2]any]*restored) {
 	// one gets its parts' CPUs now).
 	for _, b := range s.balloons {
 		want := int64(b.t.MinCPUs) * 1000
-		if len(b.ctrs) > 0 {
+		if len(b.members) > 0 {
 			want = max(want, b.milli, 1)
 		}
 		if err := s.resize(b, max(want, int64(min(b.cpus.Size(), s.maxCPUsOf(b.t)))*1000)); err != nil {

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
-	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
@@ -20,6 +19,10 @@ type btype struct {
 	pinMemory bool
 	hideHT    bool
 	parts     []*btype
+	// own are its balloons, by instance; insts the instance numbers in
+	// use, as balloons or as parts of composite balloons, sorted.
+	own   []*balloon
+	insts []int
 }
 
 func (t *btype) field(parts ...any) string {
@@ -28,30 +31,6 @@ func (t *btype) field(parts ...any) string {
 	}
 	return field(append([]any{"balloonTypes", t.cfgIndex}, parts...)...)
 }
-
-// balloon is one instance of a type: CPUs of its own, the idle CPUs it
-// shares, and its containers. A composite balloon's CPUs are its parts'.
-type balloon struct {
-	t      *btype
-	inst   int
-	cpus   cpuset.Set
-	shared cpuset.Set
-	ctrs   map[string]*container
-	milli  int64 // the containers' requests
-	pods   map[string]int
-	nss    map[string]int
-	groups map[string]int
-	parts  []*balloon
-	claim  string // the DRA claim bound to it
-	// zone is what shareIdleCPUsInSame covers around zoneOf, its CPUs when
-	// the zone was last computed.
-	zone, zoneOf cpuset.Set
-}
-
-func (b *balloon) name() string { return fmt.Sprintf("%s[%d]", b.t.Name, b.inst) }
-
-// pinnable are the CPUs its containers may use.
-func (b *balloon) pinnable() cpuset.Set { return b.cpus.Union(b.shared) }
 
 // container is a container the policy placed.
 type container struct {
@@ -90,12 +69,15 @@ type state struct {
 	ctrs       map[string]*container
 	specs      map[string]podSpec // what each container was created with, encoded
 	claims     map[string]*claim
-	dirty      map[*balloon]bool
+	// dirty are the balloons whose containers updates checks next.
+	dirty []*balloon
+	// changed is updates' scratch list, kept between calls.
+	changed []*container
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
 	s := &state{cfg: cfg, ix: ix, driver: driver, byName: map[string]*btype{}, ctrs: map[string]*container{}, specs: map[string]podSpec{},
-		claims: map[string]*claim{}, dirty: map[*balloon]bool{}, pinCPU: true, pinMemory: true}
+		claims: map[string]*claim{}, pinCPU: true, pinMemory: true}
 	if cfg.PinCPU != nil {
 		s.pinCPU = *cfg.PinCPU
 	}
@@ -265,42 +247,6 @@ func (s *state) createMinBalloons() error {
 	return nil
 }
 
-// count is how many instances of t exist, as balloons or as parts.
-func (s *state) count(t *btype) int {
-	n := 0
-	for _, b := range s.balloons {
-		if b.t == t {
-			n++
-		}
-		for _, p := range b.parts {
-			if p.t == t {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// freeInstance is the lowest instance number of t in use by no balloon.
-func (s *state) freeInstance(t *btype) int {
-	used := map[int]bool{}
-	for _, b := range s.balloons {
-		if b.t == t {
-			used[b.inst] = true
-		}
-		for _, p := range b.parts {
-			if p.t == t {
-				used[p.inst] = true
-			}
-		}
-	}
-	i := 0
-	for used[i] {
-		i++
-	}
-	return i
-}
-
 // newBalloon creates an instance of t with its minCPUs (a composite
 // balloon: with its parts) and lists it. Nothing changes on an error.
 func (s *state) newBalloon(t *btype) (*balloon, error) {
@@ -333,39 +279,6 @@ func (s *state) newBalloon(t *btype) (*balloon, error) {
 	return b, nil
 }
 
-func (s *state) makeBalloon(t *btype, inst int) *balloon {
-	return &balloon{t: t, inst: inst, ctrs: map[string]*container{}, pods: map[string]int{}, nss: map[string]int{}, groups: map[string]int{}}
-}
-
-// countOwn is how many balloons of t exist, parts not counted.
-func (s *state) countOwn(t *btype) int {
-	n := 0
-	for _, b := range s.balloons {
-		if b.t == t {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *state) insert(b *balloon) {
-	i, _ := slices.BinarySearchFunc(s.balloons, b, func(x, y *balloon) int {
-		return cmp.Or(cmp.Compare(x.t.index, y.t.index), cmp.Compare(x.inst, y.inst))
-	})
-	s.balloons = slices.Insert(s.balloons, i, b)
-	s.dirty[b] = true
-}
-
-// deleteBalloon drops an empty balloon and frees its CPUs.
-func (s *state) deleteBalloon(b *balloon) {
-	s.balloons = slices.DeleteFunc(s.balloons, func(x *balloon) bool { return x == b })
-	for _, p := range append([]*balloon{b}, b.parts...) {
-		s.give(p.cpus)
-		p.cpus = cpuset.Set{}
-	}
-	delete(s.dirty, b)
-}
-
 // resize gives b the CPUs milli needs, within its type's minCPUs and
 // maxCPUs (a composite balloon: split evenly over its parts). Nothing
 // changes on an error.
@@ -381,15 +294,14 @@ func (s *state) resize(b *balloon, milli int64) error {
 					q := b.parts[j]
 					s.give(q.cpus.Difference(old[j]))
 					s.take(old[j].Difference(q.cpus))
-					q.cpus = old[j]
+					s.setCPUs(q, old[j])
 				}
 				return fmt.Errorf("composite balloon %s: %w", b.name(), err)
 			}
 			cpus = cpus.Union(p.cpus)
 		}
 		if !cpus.Equal(b.cpus) {
-			b.cpus = cpus
-			s.dirty[b] = true
+			s.setCPUs(b, cpus)
 		}
 		return nil
 	}
@@ -404,22 +316,19 @@ func (s *state) resize(b *balloon, milli int64) error {
 		if !ok {
 			return fmt.Errorf("balloon %s needs %d more CPUs, %d are free", b.name(), want-have, s.nFree)
 		}
-		b.cpus = b.cpus.Union(add)
+		s.setCPUs(b, b.cpus.Union(add))
 		s.take(add)
 	case want < have:
 		rm := s.ix.deflate(b.cpus, have-want, &b.t.opts)
-		b.cpus = b.cpus.Difference(rm)
+		s.setCPUs(b, b.cpus.Difference(rm))
 		s.give(rm)
-	default:
-		return nil
 	}
-	s.dirty[b] = true
 	return nil
 }
 
 // take removes CPUs from the free ones.
 func (s *state) take(cpus cpuset.Set) {
-	for _, id := range cpus.Sorted() {
+	for id := range cpus.All() {
 		s.freeCounts.add(s.ix.cpus[id], -1)
 		s.free[id] = false
 	}
@@ -429,7 +338,7 @@ func (s *state) take(cpus cpuset.Set) {
 
 // give returns CPUs to the free ones.
 func (s *state) give(cpus cpuset.Set) {
-	for _, id := range cpus.Sorted() {
+	for id := range cpus.All() {
 		s.freeCounts.add(s.ix.cpus[id], 1)
 		s.free[id] = true
 	}
@@ -465,116 +374,6 @@ func (s *state) maxCPUs(b *balloon) int {
 		limit = min(limit, least*len(b.parts))
 	}
 	return limit
-}
-
-// reshare recomputes the idle CPUs each balloon shares: the free CPUs,
-// isolated ones excepted, in the shareIdleCPUsInSame groups of its CPUs (its
-// zone). Only balloons whose CPUs changed or whose zone holds a CPU that
-// joined or left the free ones since the last reshare are recomputed.
-func (s *state) reshare() {
-	if s.freeDelta.IsEmpty() {
-		return
-	}
-	for _, b := range s.balloons {
-		lvl := b.t.ShareIdleCPUsInSame
-		if lvl == "" {
-			continue
-		}
-		if !b.zoneOf.Equal(b.cpus) {
-			b.zoneOf = b.cpus
-			if lvl == LevelSystem {
-				b.zone = s.available
-			} else {
-				b.zone = s.ix.within(lvl, b.cpus)
-			}
-		} else if !b.zone.Intersects(s.freeDelta) {
-			continue
-		}
-		var ids []uint32
-		for _, id := range b.zone.Sorted() {
-			if s.free[id] && !s.ix.isIsolated[id] {
-				ids = append(ids, id)
-			}
-		}
-		if shared := cpuset.New(ids...); !shared.Equal(b.shared) {
-			b.shared = shared
-			s.dirty[b] = true
-		}
-	}
-	s.freeDelta = cpuset.Set{}
-}
-
-// pinning is what b's containers should have now: its CPUs and shared idle
-// CPUs (one thread per core for those that hide hyperthreads), and their
-// memory nodes; "" for what the configuration leaves alone.
-func (s *state) pinning(b *balloon, hideHT bool) (cpus, mems string) {
-	set := b.pinnable()
-	if hideHT {
-		set = s.ix.singleThreads(set)
-	}
-	if s.pinCPU {
-		cpus = set.String()
-	}
-	if b.t.pinMemory {
-		mems = s.ix.memsOf(set, b.t.MemoryTypes).String()
-	}
-	return cpus, mems
-}
-
-// pinContainer records and returns what c gets now.
-func (s *state) pinContainer(c *container) (cpus, mems string) {
-	cpus, mems = s.pinning(c.b, c.hideHT)
-	if c.keepMems {
-		mems = ""
-	}
-	return cpus, mems
-}
-
-// updates reshares the idle CPUs, then answers an update for every container
-// of a changed balloon whose CPUs or memory nodes changed, except skip (just
-// created: its adjustment says it), sorted by container id.
-func (s *state) updates(skip string) []*abi.ContainerUpdate {
-	s.reshare()
-	var out []*abi.ContainerUpdate
-	dirty := make([]*balloon, 0, len(s.dirty))
-	for b := range s.dirty {
-		dirty = append(dirty, b)
-	}
-	slices.SortFunc(dirty, func(x, y *balloon) int {
-		return cmp.Or(cmp.Compare(x.t.index, y.t.index), cmp.Compare(x.inst, y.inst))
-	})
-	for _, b := range dirty {
-		var pin [2][2]string
-		var done [2]bool
-		for _, id := range sortedKeys(b.ctrs) {
-			c := b.ctrs[id]
-			h := 0
-			if c.hideHT {
-				h = 1
-			}
-			if !done[h] {
-				pin[h][0], pin[h][1] = s.pinning(b, c.hideHT)
-				done[h] = true
-			}
-			cpus, mems := pin[h][0], pin[h][1]
-			if c.keepMems {
-				mems = ""
-			}
-			u := &abi.ContainerUpdate{ContainerId: id}
-			if cpus != c.cpus && cpus != "" {
-				u.CpusetCpus, c.cpus = cpus, cpus
-			}
-			if mems != c.mems && mems != "" {
-				u.CpusetMems, c.mems = mems, mems
-			}
-			if id != skip && (u.CpusetCpus != "" || u.CpusetMems != "") {
-				out = append(out, u)
-			}
-		}
-	}
-	clear(s.dirty)
-	slices.SortFunc(out, func(a, b *abi.ContainerUpdate) int { return cmp.Compare(a.ContainerId, b.ContainerId) })
-	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

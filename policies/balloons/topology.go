@@ -2,6 +2,7 @@ package balloons
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -165,18 +166,20 @@ func (ix *topoIndex) groupKey(lvl Level, id uint32) int32 {
 	return 0
 }
 
-// within returns the CPUs of every group at lvl that holds one of cpus.
-func (ix *topoIndex) within(lvl Level, cpus cpuset.Set) cpuset.Set {
-	seen := map[int32]bool{}
-	var out cpuset.Set
+// within returns the CPUs of every group at lvl that holds one of cpus,
+// and those groups' keys, sorted.
+func (ix *topoIndex) within(lvl Level, cpus cpuset.Set) (cpuset.Set, []int32) {
+	var keys []int32
 	for _, id := range cpus.Sorted() {
-		k := ix.groupKey(lvl, id)
-		if !seen[k] {
-			seen[k] = true
-			out = out.Union(ix.groups[lvl][k])
-		}
+		keys = append(keys, ix.groupKey(lvl, id))
 	}
-	return out
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	var out cpuset.Set
+	for _, k := range keys {
+		out = out.Union(ix.groups[lvl][k])
+	}
+	return out, keys
 }
 
 // singleThreads keeps one thread, the lowest, of each core in cpus.

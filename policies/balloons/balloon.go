@@ -1,0 +1,163 @@
+package balloons
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+)
+
+// balloon is one instance of a type: CPUs of its own, the idle CPUs it
+// shares, and its containers. A composite balloon's CPUs are its parts'.
+type balloon struct {
+	t      *btype
+	inst   int
+	label  string // "TYPE[INSTANCE]"
+	cpus   cpuset.Set
+	shared cpuset.Set
+	// members are its containers, sorted by id.
+	members []*container
+	milli   int64 // the containers' requests
+	pods    map[string]int
+	nss     map[string]int
+	groups  map[string]int
+	parts   []*balloon
+	claim   string // the DRA claim bound to it
+	// zone is what shareIdleCPUsInSame covers around zoneOf, its CPUs when
+	// the zone was last computed; zoneKeys are the zone's groups at that
+	// level.
+	zone, zoneOf cpuset.Set
+	zoneKeys     []int32
+	// dirty marks a balloon whose containers may hold other CPUs or memory
+	// nodes than it gives now; it is listed in state.dirty.
+	dirty bool
+	// pin memoizes pinning, without and with hidden hyperthreads; nil
+	// after cpus or shared changed.
+	pin [2]*pinned
+}
+
+// pinned is what a balloon's containers get: cpuset_cpus and cpuset_mems.
+type pinned struct{ cpus, mems string }
+
+func (b *balloon) name() string { return b.label }
+
+// pinnable are the CPUs its containers may use.
+func (b *balloon) pinnable() cpuset.Set { return b.cpus.Union(b.shared) }
+
+func compareIDs(c *container, id string) int { return cmp.Compare(c.id, id) }
+
+// addMember lists c among b's containers.
+func (b *balloon) addMember(c *container) {
+	i, _ := slices.BinarySearchFunc(b.members, c.id, compareIDs)
+	b.members = slices.Insert(b.members, i, c)
+}
+
+// dropMember takes container id off b's list.
+func (b *balloon) dropMember(id string) {
+	if i, found := slices.BinarySearchFunc(b.members, id, compareIDs); found {
+		b.members = slices.Delete(b.members, i, i+1)
+	}
+}
+
+// memberIDs are b's containers' ids, sorted.
+func (b *balloon) memberIDs() []string {
+	ids := make([]string, len(b.members))
+	for i, c := range b.members {
+		ids[i] = c.id
+	}
+	return ids
+}
+
+func (s *state) makeBalloon(t *btype, inst int) *balloon {
+	return &balloon{t: t, inst: inst, label: fmt.Sprintf("%s[%d]", t.Name, inst), pods: map[string]int{}, nss: map[string]int{}, groups: map[string]int{}}
+}
+
+// setCPUs gives b its own CPUs; its containers are told with the next
+// updates.
+func (s *state) setCPUs(b *balloon, cpus cpuset.Set) {
+	b.cpus, b.pin = cpus, [2]*pinned{}
+	s.markDirty(b)
+}
+
+// setShared gives b the idle CPUs it shares.
+func (s *state) setShared(b *balloon, shared cpuset.Set) {
+	b.shared, b.pin = shared, [2]*pinned{}
+	s.markDirty(b)
+}
+
+// markDirty lists b for the next updates.
+func (s *state) markDirty(b *balloon) {
+	if !b.dirty {
+		b.dirty = true
+		s.dirty = append(s.dirty, b)
+	}
+}
+
+// clearDirty empties the list of dirty balloons.
+func (s *state) clearDirty() {
+	for _, b := range s.dirty {
+		b.dirty = false
+	}
+	s.dirty = s.dirty[:0]
+}
+
+// byTypeAndInstance orders balloons as state.balloons lists them.
+func byTypeAndInstance(x, y *balloon) int {
+	return cmp.Or(cmp.Compare(x.t.index, y.t.index), cmp.Compare(x.inst, y.inst))
+}
+
+// insert lists a new balloon (and its parts' instances) with the state and
+// with its type.
+func (s *state) insert(b *balloon) {
+	i, _ := slices.BinarySearchFunc(s.balloons, b, byTypeAndInstance)
+	s.balloons = slices.Insert(s.balloons, i, b)
+	j, _ := slices.BinarySearchFunc(b.t.own, b, byTypeAndInstance)
+	b.t.own = slices.Insert(b.t.own, j, b)
+	for _, p := range append([]*balloon{b}, b.parts...) {
+		k, _ := slices.BinarySearch(p.t.insts, p.inst)
+		p.t.insts = slices.Insert(p.t.insts, k, p.inst)
+	}
+	s.markDirty(b)
+}
+
+// deleteBalloon drops an empty balloon and frees its CPUs.
+func (s *state) deleteBalloon(b *balloon) {
+	if i, found := slices.BinarySearchFunc(s.balloons, b, byTypeAndInstance); found {
+		s.balloons = slices.Delete(s.balloons, i, i+1)
+	}
+	if i, found := slices.BinarySearchFunc(b.t.own, b, byTypeAndInstance); found {
+		b.t.own = slices.Delete(b.t.own, i, i+1)
+	}
+	for _, p := range append([]*balloon{b}, b.parts...) {
+		if k, found := slices.BinarySearch(p.t.insts, p.inst); found {
+			p.t.insts = slices.Delete(p.t.insts, k, k+1)
+		}
+		s.give(p.cpus)
+		p.cpus, p.pin = cpuset.Set{}, [2]*pinned{}
+	}
+	if b.dirty {
+		b.dirty = false
+		s.dirty = slices.DeleteFunc(s.dirty, func(x *balloon) bool { return x == b })
+	}
+}
+
+// count is how many instances of t exist, as balloons or as parts.
+func (s *state) count(t *btype) int { return len(t.insts) }
+
+// countOwn is how many balloons of t exist, parts not counted.
+func (s *state) countOwn(t *btype) int { return len(t.own) }
+
+// freeInstance is the lowest instance number of t in use by no balloon.
+func (s *state) freeInstance(t *btype) int {
+	next := 0
+	for _, inst := range t.insts {
+		if inst > next {
+			break
+		}
+		if inst == next {
+			next++
+		}
+	}
+	return next
+}

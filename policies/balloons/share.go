@@ -1,0 +1,95 @@
+package balloons
+
+import (
+	"slices"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+)
+
+// reshare recomputes the idle CPUs each balloon shares: the free CPUs,
+// isolated ones excepted, in the shareIdleCPUsInSame groups of its CPUs (its
+// zone). Only balloons whose CPUs changed or whose zone has a group where a
+// CPU joined or left the free ones since the last reshare are recomputed.
+func (s *state) reshare() {
+	if s.freeDelta.IsEmpty() {
+		return
+	}
+	delta := s.freeDelta.Sorted()
+	for _, t := range s.types {
+		lvl := t.ShareIdleCPUsInSame
+		if lvl == "" || len(t.own) == 0 {
+			continue
+		}
+		touched := s.groupsOf(lvl, delta)
+		for _, b := range t.own {
+			if !b.zoneOf.Equal(b.cpus) {
+				b.zoneOf = b.cpus
+				if lvl == LevelSystem {
+					b.zone, b.zoneKeys = s.available, []int32{0}
+				} else {
+					b.zone, b.zoneKeys = s.ix.within(lvl, b.cpus)
+				}
+			} else if !intersectsSorted(b.zoneKeys, touched) {
+				continue
+			}
+			if !s.sharesIdle(b) {
+				s.setShared(b, s.idleIn(b.zone))
+			}
+		}
+	}
+	s.freeDelta = cpuset.Set{}
+}
+
+// sharesIdle tells whether b shares exactly the idle CPUs of its zone
+// (without allocating: most reshares change nothing).
+func (s *state) sharesIdle(b *balloon) bool {
+	n := 0
+	for id := range b.zone.All() {
+		if s.free[id] && !s.ix.isIsolated[id] {
+			if !b.shared.Contains(id) {
+				return false
+			}
+			n++
+		}
+	}
+	return n == b.shared.Size()
+}
+
+// idleIn are the free CPUs of zone, isolated ones excepted.
+func (s *state) idleIn(zone cpuset.Set) cpuset.Set {
+	ids := make([]uint32, 0, zone.Size())
+	for id := range zone.All() {
+		if s.free[id] && !s.ix.isIsolated[id] {
+			ids = append(ids, id)
+		}
+	}
+	return cpuset.New(ids...)
+}
+
+// groupsOf are the group keys at lvl of the CPUs ids, sorted.
+func (s *state) groupsOf(lvl Level, ids []uint32) []int32 {
+	if lvl == LevelSystem {
+		return []int32{0}
+	}
+	keys := make([]int32, 0, len(ids))
+	for _, id := range ids {
+		keys = append(keys, s.ix.groupKey(lvl, id))
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// intersectsSorted tells whether two sorted lists share an element.
+func intersectsSorted(a, b []int32) bool {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			return true
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return false
+}
