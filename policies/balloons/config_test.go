@@ -2,6 +2,7 @@ package balloons_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -34,7 +35,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"balloonTypes: [{name: a, matchExpressions: [{key: color, operator: Exists}]}]", "config.balloonTypes[0].matchExpressions[0].key", "pod/labels/KEY"},
 		{"balloonTypes: [{name: a, matchExpressions: [{key: name, operator: Equals}]}]", "config.balloonTypes[0].matchExpressions[0].values", "takes 1 values"},
 		{"balloonTypes: [{name: a, groupBy: '${pod/colour}'}]", "config.balloonTypes[0].groupBy", "unknown key"},
-		{"balloonTypes: [{name: a, preferCloseToDevices: [podresourceapi:nvidia.com/gpu]}]", "config.balloonTypes[0].preferCloseToDevices[0]", "/sys/class/net"},
+		{"balloonTypes: [{name: a, preferCloseToDevices: [podresourceapi:nvidia.com/gpu]}]", "config.balloonTypes[0].preferCloseToDevices[0]", "not supported"},
+		{"balloonTypes: [{name: a, preferCloseToDevices: [/sys/kernel/mm]}]", "config.balloonTypes[0].preferCloseToDevices[0]", "/sys/class/net/IFACE"},
 		{"balloonTypes: [{name: a, components: [{balloonType: b}]}]", "config.balloonTypes[0].components[0].balloonType", "no balloon type"},
 		{"balloonTypes: [{name: a, components: [{balloonType: a}]}]", "config.balloonTypes[0].components[0].balloonType", "its own component"},
 		{"balloonTypes: [{name: a, componentCreation: all}]", "config.balloonTypes[0].componentCreation", "needs components"},
@@ -128,5 +130,101 @@ func TestDevicesValid(t *testing.T) {
 	}
 	if len(sockets) != 4 {
 		t.Errorf("allocatorTopologyBalancing spread 12 instances over sockets %v, want all 4", sockets)
+	}
+}
+
+// nriPluginsFields are the JSON field names of containers/nri-plugins'
+// balloons configuration (pkg/apis/config/v1alpha1/resmgr/policy/balloons,
+// Config and BalloonDef, as of commit 0705acc), with a configuration that
+// sets each and the path of the refusal ("" where the field decodes). The
+// spec-level agent, control, log and instrumentation sit beside Config in
+// BalloonsPolicySpec.
+var nriPluginsFields = []struct {
+	field, cfg, refused string
+}{
+	{"pinCPU", "pinCPU: false", ""},
+	{"pinMemory", "pinMemory: false", ""},
+	{"idleCPUClass", "idleCPUClass: idle", "config.idleCPUClass"},
+	{"reservedPoolNamespaces", "reservedPoolNamespaces: [monitoring]", ""},
+	{"allocatorTopologyBalancing", "allocatorTopologyBalancing: true", ""},
+	{"preferSpreadOnPhysicalCores", "preferSpreadOnPhysicalCores: true", ""},
+	{"balloonTypes", "balloonTypes: [{name: a}]", ""},
+	{"availableResources", "availableResources: {cpu: \"cpuset:0-3\"}", ""},
+	{"availableResources.memory", "availableResources: {memory: 1Gi}", "config.availableResources.memory"},
+	{"reservedResources", "reservedResources: {cpu: 1500m}", ""},
+	{"reservedResources.memory", "reservedResources: {cpu: 1, memory: 1Gi}", "config.reservedResources.memory"},
+	{"preserve", "preserve: {matchExpressions: [{key: name, operator: In, values: [debugger]}]}", ""},
+	{"showContainersInNrt", "showContainersInNrt: true", "config.showContainersInNrt"},
+	{"loadClasses", "loadClasses: [{name: avx, level: core}]", "config.loadClasses"},
+	{"schedulingClasses", "schedulingClasses: [{name: rt, policy: fifo}]", "config.schedulingClasses"},
+	{"cpuClasses", "cpuClasses: [{name: turbo}]", "config.cpuClasses"},
+	{"turboDomain", "turboDomain: package", "config.turboDomain"},
+	{"controllableInterrupts", "controllableInterrupts: [\"10-20\"]", "config.controllableInterrupts"},
+	{"agent", "agent: {nodeResourceTopology: true}", "config.agent"},
+	{"control", "control: {}", "config.control"},
+	{"log", "log: {debug: [policy]}", "config.log"},
+	{"instrumentation", "instrumentation: {prometheusExport: true}", "config.instrumentation"},
+
+	{"balloonTypes.name", "balloonTypes: [{name: a}]", ""},
+	{"balloonTypes.components", "balloonTypes: [{name: a, components: [{balloonType: b}]}, {name: b}]", ""},
+	{"balloonTypes.componentCreation", "balloonTypes: [{name: a, components: [{balloonType: b}], componentCreation: balance-balloons}, {name: b}]", ""},
+	{"balloonTypes.namespaces", "balloonTypes: [{name: a, namespaces: [prod]}]", ""},
+	{"balloonTypes.groupBy", "balloonTypes: [{name: a, groupBy: '${pod/labels/app}'}]", ""},
+	{"balloonTypes.matchExpressions", "balloonTypes: [{name: a, matchExpressions: [{key: name, operator: Equals, values: [x]}]}]", ""},
+	{"balloonTypes.maxCPUs", "balloonTypes: [{name: a, maxCPUs: 4}]", ""},
+	{"balloonTypes.minCPUs", "balloonTypes: [{name: a, minCPUs: 1}]", ""},
+	{"balloonTypes.memoryTypes", "balloonTypes: [{name: a, memoryTypes: [DRAM, PMEM]}]", ""},
+	{"balloonTypes.pinMemory", "balloonTypes: [{name: a, pinMemory: false}]", ""},
+	{"balloonTypes.allocatorPriority", "balloonTypes: [{name: a, allocatorPriority: low}]", ""},
+	{"balloonTypes.preferSpreadOnPhysicalCores", "balloonTypes: [{name: a, preferSpreadOnPhysicalCores: true}]", ""},
+	{"balloonTypes.hideHyperthreads", "balloonTypes: [{name: a, hideHyperthreads: true}]", ""},
+	{"balloonTypes.allocatorTopologyBalancing", "balloonTypes: [{name: a, allocatorTopologyBalancing: true}]", ""},
+	{"balloonTypes.cpuClass", "balloonTypes: [{name: a, cpuClass: turbo}]", "config.balloonTypes[0].cpuClass"},
+	{"balloonTypes.loads", "balloonTypes: [{name: a, loads: [avx]}]", "config.balloonTypes[0].loads"},
+	{"balloonTypes.minBalloons", "balloonTypes: [{name: a, minBalloons: 1}]", ""},
+	{"balloonTypes.maxBalloons", "balloonTypes: [{name: a, maxBalloons: 2}]", ""},
+	{"balloonTypes.preferSpreadingPods", "balloonTypes: [{name: a, preferSpreadingPods: true}]", ""},
+	{"balloonTypes.preferPerNamespaceBalloon", "balloonTypes: [{name: a, preferPerNamespaceBalloon: true}]", ""},
+	{"balloonTypes.preferNewBalloons", "balloonTypes: [{name: a, preferNewBalloons: true}]", ""},
+	{"balloonTypes.shareIdleCPUsInSame", "balloonTypes: [{name: a, shareIdleCPUsInSame: die}]", ""},
+	{"balloonTypes.preferCloseToDevices", "balloonTypes: [{name: a, preferCloseToDevices: [/sys/devices/system/cpu/cpu0/cache/index3]}]", ""},
+	{"balloonTypes.preferIsolCpus", "balloonTypes: [{name: a, preferIsolCpus: true}]", ""},
+	{"balloonTypes.preferCoreType", "balloonTypes: [{name: a, preferCoreType: efficient}]", ""},
+	{"balloonTypes.schedulingClass", "balloonTypes: [{name: a, schedulingClass: rt}]", "config.balloonTypes[0].schedulingClass"},
+	{"balloonTypes.showContainersInNrt", "balloonTypes: [{name: a, showContainersInNrt: true}]", "config.balloonTypes[0].showContainersInNrt"},
+	{"balloonTypes.irqClaim", "balloonTypes: [{name: a, irqClaim: [\"10\"]}]", "config.balloonTypes[0].irqClaim"},
+	{"balloonTypes.irqMode", "balloonTypes: [{name: a, irqMode: isolate}]", "config.balloonTypes[0].irqMode"},
+}
+
+// TestNRIPluginsFields: every field of nri-plugins' balloons configuration
+// either decodes or is refused by its path as "not supported", never as an
+// unknown field; and every field this policy decodes is one of nri-plugins'
+// or one of ours (publishDRADevices).
+func TestNRIPluginsFields(t *testing.T) {
+	listed := map[string]bool{}
+	for _, tc := range nriPluginsFields {
+		listed[tc.field] = true
+		t.Run(tc.field, func(t *testing.T) {
+			_, err := balloons.ParseConfig([]byte(tc.cfg))
+			if tc.refused == "" {
+				if err != nil {
+					t.Fatalf("%s: %v", tc.cfg, err)
+				}
+				return
+			}
+			wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.refused)
+			if !strings.Contains(err.Error(), "not supported") {
+				t.Fatalf("%s: %v, want \"not supported\"", tc.cfg, err)
+			}
+		})
+	}
+	ours := map[string]bool{"balloonTypes.publishDRADevices": true}
+	for prefix, typ := range map[string]reflect.Type{"": reflect.TypeFor[balloons.Config](), "balloonTypes.": reflect.TypeFor[balloons.BalloonType]()} {
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && !listed[prefix+name] && !ours[prefix+name] {
+				t.Errorf("field %s%s is neither nri-plugins' nor listed as ours", prefix, name)
+			}
+		}
 	}
 }

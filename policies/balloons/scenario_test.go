@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
@@ -260,6 +261,57 @@ func reservedScenario(t *testing.T, open opener, machine string) {
 	h.create(ctr("e", 500))
 }
 
+// devicesScenario: a type preferring CPU 5's L2 and one preferring the
+// last CPU's L3, named by their sysfs cache paths, get CPUs of those caches
+// (on the fixtures an L2 is a core, an L3 a NUMA node); a type whose
+// devices the node lacks still gets CPUs.
+func devicesScenario(t *testing.T, open opener, machine string) {
+	topo := machineTopology(t, machine)
+	last := topo.Cpus[len(topo.Cpus)-1]
+	var l2, l3 cpuset.Set
+	for _, c := range topo.Cpus {
+		if c.Id == 5 {
+			l2 = cpuset.New(c.ThreadSiblings...)
+		}
+	}
+	for _, n := range topo.NumaNodes {
+		if n.Id == last.NumaNode {
+			l3 = cpuset.New(n.Cpus...)
+		}
+	}
+	h := mustOpen(t, open, machine, fmt.Sprintf(`
+balloonTypes:
+- name: l2
+  namespaces: [l2]
+  preferCloseToDevices: [/sys/devices/system/cpu/cpu5/cache/index2]
+- name: l3
+  namespaces: [l3]
+  preferCloseToDevices: [/sys/devices/system/cpu/cpu%d/cache/index3]
+- name: gone
+  namespaces: [gone]
+  preferCloseToDevices: [/sys/class/net/nosuch0, /sys/devices/pci0000:ff/0000:ff:1f.7/net/nosuch1]
+`, last.Id))
+	h.create(ctr("a", 2000).in("l2"))
+	if got := h.balloon(h.balloonOf("a")).CPUs; got != l2.String() {
+		t.Errorf("l2 balloon has CPUs %s, want cpu5's L2 %s", got, l2)
+	}
+	h.create(ctr("b", 3000).in("l3"))
+	if got := mustSet(t, h.balloon(h.balloonOf("b")).CPUs); got.Size() != 3 || !got.IsSubsetOf(l3.Difference(l2)) {
+		t.Errorf("l3 balloon has CPUs %s, want 3 of cpu%d's L3 %s outside the l2 balloon", got, last.Id, l3)
+	}
+	h.create(ctr("c", 1000).in("gone"))
+	if got := mustSet(t, h.balloon(h.balloonOf("c")).CPUs); got.Size() != 1 {
+		t.Errorf("a type with missing devices got CPUs %s, want 1", got)
+	}
+	h.remove("a")
+	h.create(ctr("a2", 1000).in("l2"))
+	if got := mustSet(t, h.balloon(h.balloonOf("a2")).CPUs); got.Size() != 1 || !got.IsSubsetOf(l2) {
+		t.Errorf("l2 balloon has CPUs %s, want one of %s", got, l2)
+	}
+	h.remove("b")
+	h.remove("c")
+}
+
 // restoreScenario: a restart from the journal keeps every container where
 // it was; the policy goes on from there.
 func restoreScenario(t *testing.T, open opener, machine string) {
@@ -411,6 +463,7 @@ var scenarios = []struct {
 	{"fill", fillScenario},
 	{"sharing", sharingScenario},
 	{"composite", compositeScenario},
+	{"devices", devicesScenario},
 	{"reserved", reservedScenario},
 	{"restore", restoreScenario},
 	{"dra", draScenario},

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
@@ -151,9 +152,16 @@ func (s *state) resolveTypes() error {
 		if t.PreferSpreadOnPhysicalCores != nil {
 			t.opts.spread = *t.PreferSpreadOnPhysicalCores
 		}
-		for _, d := range t.PreferCloseToDevices {
-			dev, _ := parseDevice(d)
-			if cpus := s.ix.deviceCPUs(dev).Intersection(s.available); !cpus.IsEmpty() {
+		for j, d := range t.PreferCloseToDevices {
+			dev, _ := parseDevice(d) // ParseConfig checked it
+			cpus, found := s.ix.deviceCPUs(dev)
+			cpus = cpus.Intersection(s.available)
+			switch {
+			case !found:
+				policy.Log.Warnf("balloon type %q: %s %q: the node has no such device; ignored", t.Name, t.field("preferCloseToDevices", j), d)
+			case cpus.IsEmpty():
+				policy.Log.Warnf("balloon type %q: %s %q: no available CPU is close to it; ignored", t.Name, t.field("preferCloseToDevices", j), d)
+			default:
 				t.opts.prefer = append(t.opts.prefer, cpus)
 				devicesOf = append(devicesOf, cpus)
 			}

@@ -1,6 +1,7 @@
 package balloons
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,6 +40,8 @@ type topoIndex struct {
 	// pci and net are the CPUs close to each PCI device (by address) and
 	// network interface (by name).
 	pci, net map[string]cpuset.Set
+	// caches are the topology's caches, for cache paths (cacheCPUs).
+	caches []cacheInfo
 	// dims are how many cores, L2 caches, nodes, dies and packages the
 	// group keys range over.
 	dims struct{ core, l2, node, die, pkg int }
@@ -230,34 +233,137 @@ func (ix *topoIndex) coreTypeCPUs(t CoreType) cpuset.Set {
 	return cpuset.New(ids...)
 }
 
+// The device kinds of preferCloseToDevices entries.
+const (
+	devNet   = "net"   // a network interface, by name
+	devPCI   = "pci"   // a PCI function, by address
+	devNode  = "node"  // a NUMA node, by id
+	devCPU   = "cpu"   // a CPU, by id
+	devCache = "cache" // cache/index<index> of CPU id
+)
+
+// devicePaths are the preferCloseToDevices forms parseDevice accepts.
+const devicePaths = "/sys/class/net/IFACE, /sys/bus/pci/devices/ADDR, /sys/devices/pciDDDD:BB/.../ADDR[/...], " +
+	"/sys/devices/system/node/nodeN, /sys/devices/system/cpu/cpuN or /sys/devices/system/cpu/cpuN/cache/indexM"
+
 // device is a preferCloseToDevices entry.
 type device struct {
-	kind, name string
+	kind string
+	name string // devNet, devPCI
+	// id is the node (devNode) or CPU (devCPU, devCache); index is
+	// devCache's indexM.
+	id, index uint32
 }
 
-// parseDevice reads the device forms the policy resolves from the topology
-// Init carries: /sys/class/net/IFACE, /sys/bus/pci/devices/ADDRESS,
-// /sys/devices/system/node/nodeN and /sys/devices/system/cpu/cpuN.
+// parseDevice reads a preferCloseToDevices entry. The policy sees no sysfs,
+// so it takes only the forms it resolves from the topology Init carries
+// (devicePaths); pod-resources entries, relative paths and every other path
+// are errors. A real PCI device path, /sys/devices/pciDDDD:BB/..., names
+// the last component that is a PCI address (DDDD:BB:DD.F): the path may go
+// through bridges and on below the device (…/0000:3b:00.0/net/eth0).
 func parseDevice(s string) (device, error) {
-	for _, p := range []struct{ prefix, kind string }{
-		{"/sys/class/net/", "net"}, {"/sys/bus/pci/devices/", "pci"},
-		{"/sys/devices/system/node/node", "node"}, {"/sys/devices/system/cpu/cpu", "cpu"},
-	} {
-		if name, ok := strings.CutPrefix(s, p.prefix); ok && name != "" && !strings.Contains(name, "/") {
-			if p.kind == "node" || p.kind == "cpu" {
-				if _, err := strconv.ParseUint(name, 10, 32); err != nil {
-					break
-				}
+	switch {
+	case strings.HasPrefix(s, "podresourceapi:"):
+		return device{}, fmt.Errorf("%q: not supported: the ABI does not carry pod-resources assignments", s)
+	case !strings.HasPrefix(s, "/"):
+		return device{}, fmt.Errorf("%q is a relative path: want one of %s", s, devicePaths)
+	}
+	parts := strings.Split(strings.TrimSuffix(s[1:], "/"), "/")
+	if slices.ContainsFunc(parts, func(p string) bool { return p == "" || p == "." || p == ".." }) {
+		return device{}, fmt.Errorf("%q: want a clean path (no empty, \".\" or \"..\" component), one of %s", s, devicePaths)
+	}
+	if d, ok := matchDevice(parts); ok {
+		return d, nil
+	}
+	return device{}, fmt.Errorf("%q: not a device path the policy can resolve from the node's topology: want one of %s", s, devicePaths)
+}
+
+// matchDevice recognizes a clean absolute path, split into components.
+func matchDevice(p []string) (device, bool) {
+	if r, ok := under(p, "sys", "class", "net"); ok && len(r) == 1 {
+		return device{kind: devNet, name: r[0]}, true
+	}
+	if r, ok := under(p, "sys", "bus", "pci", "devices"); ok && len(r) == 1 && isPCIAddress(r[0]) {
+		return device{kind: devPCI, name: r[0]}, true
+	}
+	if r, ok := under(p, "sys", "devices", "system", "node"); ok && len(r) == 1 {
+		n, ok := numbered(r[0], "node")
+		return device{kind: devNode, id: n}, ok
+	}
+	if r, ok := under(p, "sys", "devices", "system", "cpu"); ok && (len(r) == 1 || len(r) == 3 && r[1] == "cache") {
+		n, ok := numbered(r[0], "cpu")
+		if len(r) == 1 || !ok {
+			return device{kind: devCPU, id: n}, ok
+		}
+		m, ok := numbered(r[2], "index")
+		return device{kind: devCache, id: n, index: m}, ok
+	}
+	if r, ok := under(p, "sys", "devices"); ok && len(r) >= 2 && isHostBridge(r[0]) {
+		for i := len(r) - 1; i > 0; i-- {
+			if isPCIAddress(r[i]) {
+				return device{kind: devPCI, name: r[i]}, true
 			}
-			return device{kind: p.kind, name: name}, nil
 		}
 	}
-	return device{}, fmt.Errorf("device %q: want /sys/class/net/IFACE, /sys/bus/pci/devices/ADDRESS, /sys/devices/system/node/nodeN or /sys/devices/system/cpu/cpuN", s)
+	return device{}, false
+}
+
+// under returns what follows prefix in path components p.
+func under(p []string, prefix ...string) ([]string, bool) {
+	if len(p) < len(prefix) || !slices.Equal(p[:len(prefix)], prefix) {
+		return nil, false
+	}
+	return p[len(prefix):], true
+}
+
+// numbered reads "<prefix>N", N a decimal uint32.
+func numbered(s, prefix string) (uint32, bool) {
+	rest, ok := strings.CutPrefix(s, prefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(rest, 10, 32)
+	return uint32(n), err == nil
+}
+
+// isPCIAddress tells whether s is a PCI function address as sysfs writes
+// it: domain (4 or more hex digits: VMD domains have 5), bus, device (2 hex
+// digits each) and function (0-7), in lower case: "0000:3b:00.0".
+func isPCIAddress(s string) bool {
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 || len(s)-i != 2 || s[i+1] < '0' || s[i+1] > '7' {
+		return false
+	}
+	f := strings.Split(s[:i], ":")
+	return len(f) == 3 && isHex(f[0], 4, 0) && isHex(f[1], 2, 2) && isHex(f[2], 2, 2)
+}
+
+// isHostBridge tells whether s is a PCI host bridge's sysfs directory name,
+// "pci" domain ":" bus: "pci0000:00".
+func isHostBridge(s string) bool {
+	rest, ok := strings.CutPrefix(s, "pci")
+	f := strings.Split(rest, ":")
+	return ok && len(f) == 2 && isHex(f[0], 4, 0) && isHex(f[1], 2, 2)
+}
+
+// isHex tells whether s is lower-case hex digits, at least least and (if
+// most > 0) at most most of them.
+func isHex(s string, least, most int) bool {
+	if len(s) < least || most > 0 && len(s) > most {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // indexDevices records the CPUs close to each PCI device (its local CPUs,
 // else its NUMA node's) and network interface (its NUMA node's, else its
-// PCI device's).
+// PCI device's), and the caches. Every device the topology lists is
+// recorded, with no CPUs where the topology gives it no affinity.
 func (ix *topoIndex) indexDevices(t *abi.Topology) {
 	ix.pci, ix.net = map[string]cpuset.Set{}, map[string]cpuset.Set{}
 	for _, p := range t.GetPciDevices() {
@@ -266,33 +372,97 @@ func (ix *topoIndex) indexDevices(t *abi.Topology) {
 			ix.pci[p.Address] = ix.online.Intersection(cpuset.New(p.LocalCpus...))
 		case p.NumaNode != nil:
 			ix.pci[p.Address] = ix.nodeCPUs[*p.NumaNode]
+		default:
+			ix.pci[p.Address] = cpuset.Set{}
 		}
 	}
 	for _, n := range t.GetNetworkInterfaces() {
-		if n.NumaNode != nil {
+		switch {
+		case n.NumaNode != nil:
 			ix.net[n.Name] = ix.nodeCPUs[*n.NumaNode]
-		} else if n.PciAddress != "" {
+		case n.PciAddress != "":
 			ix.net[n.Name] = ix.pci[n.PciAddress]
+		default:
+			ix.net[n.Name] = cpuset.Set{}
+		}
+	}
+	ix.caches = make([]cacheInfo, 0, len(t.GetCaches()))
+	for _, c := range t.GetCaches() {
+		if cpus := ix.online.Intersection(cpuset.New(c.Cpus...)); !cpus.IsEmpty() {
+			ix.caches = append(ix.caches, cacheInfo{level: c.Level, order: cacheTypeOrder(c.Type), first: cpus.Sorted()[0], cpus: cpus})
 		}
 	}
 }
 
-// deviceCPUs are the CPUs close to a device; empty when the node has no
-// such device.
-func (ix *topoIndex) deviceCPUs(d device) cpuset.Set {
-	switch d.kind {
-	case "pci":
-		return ix.pci[d.name]
-	case "net":
-		return ix.net[d.name]
-	case "node":
-		n, _ := strconv.ParseUint(d.name, 10, 32)
-		return ix.nodeCPUs[uint32(n)]
-	case "cpu":
-		n, _ := strconv.ParseUint(d.name, 10, 32)
-		return ix.online.Intersection(cpuset.New(uint32(n)))
+// cacheInfo is one cache of the topology.
+type cacheInfo struct {
+	level uint32
+	order int    // cacheTypeOrder
+	first uint32 // its lowest CPU
+	cpus  cpuset.Set
+}
+
+// cacheTypeOrder ranks cache types within a level the way the kernel
+// numbers a CPU's cache/indexM entries: data before instruction (the split
+// L1), then unified; a cache of unknown type last.
+func cacheTypeOrder(t abi.CacheType) int {
+	switch t {
+	case abi.CacheType_CACHE_TYPE_DATA:
+		return 0
+	case abi.CacheType_CACHE_TYPE_INSTRUCTION:
+		return 1
+	case abi.CacheType_CACHE_TYPE_UNIFIED:
+		return 2
 	}
-	return cpuset.Set{}
+	return 3
+}
+
+// cacheCPUs are the CPUs sharing /sys/devices/system/cpu/cpuN/cache/indexM;
+// false when CPU N is offline or has fewer than M+1 caches.
+//
+// The topology does not carry sysfs' index numbers, so they are rebuilt:
+// the caches listing CPU N, ordered by level, then data, instruction,
+// unified (cacheTypeOrder), then first CPU, are its index0, index1, ….
+// That is how the kernel numbers them on x86 (cpuid leaf 4 enumerates L1d,
+// L1i, L2, L3: index0-3) and arm64 (level by level, a split level data
+// first). It assumes every cache the kernel lists for the CPU is in the
+// topology and that a CPU has one cache per level and type; a kernel that
+// numbers otherwise would resolve indexM to another of the CPU's caches.
+func (ix *topoIndex) cacheCPUs(cpu, index uint32) (cpuset.Set, bool) {
+	var mine []*cacheInfo
+	for i := range ix.caches {
+		if c := &ix.caches[i]; c.cpus.Contains(cpu) {
+			mine = append(mine, c)
+		}
+	}
+	if int(index) >= len(mine) {
+		return cpuset.Set{}, false
+	}
+	slices.SortStableFunc(mine, func(a, b *cacheInfo) int {
+		return cmp.Or(cmp.Compare(a.level, b.level), cmp.Compare(a.order, b.order), cmp.Compare(a.first, b.first))
+	})
+	return mine[index].cpus, true
+}
+
+// deviceCPUs are the CPUs close to a device; false when the node has no
+// such device (an empty set and true: it has it, with no CPU affinity).
+func (ix *topoIndex) deviceCPUs(d device) (cpuset.Set, bool) {
+	switch d.kind {
+	case devPCI:
+		cpus, ok := ix.pci[d.name]
+		return cpus, ok
+	case devNet:
+		cpus, ok := ix.net[d.name]
+		return cpus, ok
+	case devNode:
+		cpus := ix.nodeCPUs[d.id]
+		return cpus, ix.nodes[d.id] != nil || !cpus.IsEmpty()
+	case devCPU:
+		return ix.online.Intersection(cpuset.New(d.id)), ix.online.Contains(d.id)
+	case devCache:
+		return ix.cacheCPUs(d.id, d.index)
+	}
+	return cpuset.Set{}, false
 }
 
 // distance is the SLIT distance from node a to node b.
