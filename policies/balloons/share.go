@@ -9,7 +9,8 @@ import (
 // reshare recomputes the idle CPUs each balloon shares: the free CPUs,
 // isolated ones excepted, in the shareIdleCPUsInSame groups of its CPUs (its
 // zone). Only balloons whose CPUs changed or whose zone has a group where a
-// CPU joined or left the free ones since the last reshare are recomputed.
+// CPU joined or left the free ones since the last reshare (delta) are
+// recomputed: from the whole zone when the zone moved, else from delta alone.
 func (s *state) reshare() {
 	if s.freeDelta.IsEmpty() {
 		return
@@ -22,25 +23,46 @@ func (s *state) reshare() {
 		}
 		touched := s.groupsOf(lvl, delta)
 		for _, b := range t.own {
-			if !b.zoneOf.Equal(b.cpus) {
+			switch {
+			case !b.zoneOf.Equal(b.cpus):
 				b.zoneOf = b.cpus
 				if lvl == LevelSystem {
 					b.zone, b.zoneKeys = s.available, []int32{0}
 				} else {
 					b.zone, b.zoneKeys = s.ix.within(lvl, b.cpus)
 				}
-			} else if !intersectsSorted(b.zoneKeys, touched) {
-				continue
-			}
-			if !s.sharesIdle(b) {
-				s.setShared(b, s.idleIn(b.zone))
+				if !s.sharesIdle(b) {
+					s.setShared(b, s.idleIn(b.zone))
+				}
+			case intersectsSorted(b.zoneKeys, touched):
+				s.reshareDelta(b, delta)
 			}
 		}
 	}
 	s.freeDelta = cpuset.Set{}
 }
 
-// sharesIdle tells whether b shares exactly the idle CPUs of its zone
+// reshareDelta updates what b shares from the CPUs of delta, those that
+// joined or left the free ones, when b's zone stayed the same.
+func (s *state) reshareDelta(b *balloon, delta []uint32) {
+	var add, rm []uint32
+	for _, id := range delta {
+		if !b.zone.Contains(id) {
+			continue
+		}
+		switch idle, has := s.free[id] && !s.ix.isIsolated[id], b.shared.Contains(id); {
+		case idle && !has:
+			add = append(add, id)
+		case !idle && has:
+			rm = append(rm, id)
+		}
+	}
+	if len(add) > 0 || len(rm) > 0 {
+		s.setShared(b, b.shared.Union(cpuset.New(add...)).Difference(cpuset.New(rm...)))
+	}
+}
+
+// sharesIdle tells whether// sharesIdle tells whether b shares exactly the idle CPUs of its zone
 // (without allocating: most reshares change nothing).
 func (s *state) sharesIdle(b *balloon) bool {
 	n := 0
