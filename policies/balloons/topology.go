@@ -3,6 +3,7 @@ package balloons
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,10 +199,22 @@ func (ix *topoIndex) singleThreads(cpus cpuset.Set) cpuset.Set {
 	return cpuset.New(ids...)
 }
 
-// nodesOf are the NUMA nodes of cpus.
+// nodesOf are the NUMA nodes of cpus. Up to 64 nodes they are collected
+// in a bit mask: one pass, nothing to sort.
 func (ix *topoIndex) nodesOf(cpus cpuset.Set) cpuset.Set {
+	if ix.dims.node <= 64 {
+		var mask uint64
+		for id := range cpus.All() {
+			mask |= 1 << uint(ix.cpus[id].node)
+		}
+		ids := make([]uint32, 0, bits.OnesCount64(mask))
+		for ; mask != 0; mask &= mask - 1 {
+			ids = append(ids, uint32(bits.TrailingZeros64(mask)))
+		}
+		return cpuset.New(ids...)
+	}
 	var ids []uint32
-	for _, id := range cpus.Sorted() {
+	for id := range cpus.All() {
 		if n := uint32(ix.cpus[id].node); len(ids) == 0 || ids[len(ids)-1] != n {
 			ids = append(ids, n)
 		}
