@@ -19,7 +19,6 @@ type balloon struct {
 	// members are its containers, sorted by id.
 	members []*container
 	milli   int64 // the containers' requests
-	pods    map[string]int
 	nss     map[string]int
 	groups  map[string]int
 	parts   []*balloon
@@ -70,7 +69,7 @@ func (b *balloon) memberIDs() []string {
 }
 
 func (s *state) makeBalloon(t *btype, inst int) *balloon {
-	return &balloon{t: t, inst: inst, label: fmt.Sprintf("%s[%d]", t.Name, inst), pods: map[string]int{}, nss: map[string]int{}, groups: map[string]int{}}
+	return &balloon{t: t, inst: inst, label: fmt.Sprintf("%s[%d]", t.Name, inst), nss: map[string]int{}, groups: map[string]int{}}
 }
 
 // setCPUs gives b its own CPUs; its containers are told with the next

@@ -3,6 +3,7 @@ package balloons
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -168,7 +169,7 @@ func (s *state) join(c *container, b *balloon) {
 	c.b = b
 	b.addMember(c)
 	b.milli += c.milli
-	b.pods[c.pod]++
+	s.pods[c.pod] = append(s.pods[c.pod], c)
 	b.nss[c.ns]++
 	if c.group != "" {
 		b.groups[c.group]++
@@ -196,7 +197,11 @@ func (s *state) remove(id string) {
 			delete(m, k)
 		}
 	}
-	dec(b.pods, c.pod)
+	if rest := slices.DeleteFunc(s.pods[c.pod], func(x *container) bool { return x == c }); len(rest) > 0 {
+		s.pods[c.pod] = rest
+	} else {
+		delete(s.pods, c.pod)
+	}
 	dec(b.nss, c.ns)
 	if c.group != "" {
 		dec(b.groups, c.group)
@@ -254,6 +259,12 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 			open = append(open, cand{b, int64(b.cpus.Size())*1000 - b.milli, int64(s.maxCPUs(b))*1000 - b.milli})
 		}
 	}
+	// The balloons of c's pod's other containers (the state keeps them by
+	// pod: no balloon's map to look up for each candidate).
+	var podBalloons []*balloon
+	for _, pc := range s.pods[c.pod] {
+		podBalloons = append(podBalloons, pc.b)
+	}
 	var lastErr error
 	for _, m := range chain {
 		best, bestRoom := -1, int64(0)
@@ -263,7 +274,7 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 			case sameGroup:
 				ok = cd.b.groups[c.group] > 0 && cd.maxRoom >= c.milli
 			case samePod:
-				ok = cd.b.pods[c.pod] > 0 && cd.maxRoom >= c.milli
+				ok = cd.maxRoom >= c.milli && slices.Contains(podBalloons, cd.b)
 			case sameNamespace:
 				ok = cd.b.nss[c.ns] > 0 && cd.maxRoom >= c.milli
 			case newBalloon:

@@ -72,12 +72,14 @@ type state struct {
 	claims     map[string]*claim
 	// dirty are the balloons whose containers updates checks next.
 	dirty []*balloon
+	// pods are the containers in balloons, by pod.
+	pods map[string][]*container
 	// changed is updates' scratch list, kept between calls.
 	changed []*container
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
-	s := &state{cfg: cfg, ix: ix, driver: driver, byName: map[string]*btype{}, ctrs: map[string]*container{}, specs: map[string]podSpec{},
+	s := &state{cfg: cfg, ix: ix, driver: driver, byName: map[string]*btype{}, ctrs: map[string]*container{}, pods: map[string][]*container{}, specs: map[string]podSpec{},
 		claims: map[string]*claim{}, pinCPU: true, pinMemory: true}
 	if cfg.PinCPU != nil {
 		s.pinCPU = *cfg.PinCPU

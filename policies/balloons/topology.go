@@ -25,8 +25,8 @@ type topoIndex struct {
 	online cpuset.Set
 	// isIsolated marks the isolated CPUs, by id.
 	isIsolated []bool
-	// mems memoizes memsOf by NUMA nodes and memory types.
-	mems map[string]cpuset.Set
+	// mems memoizes memsList by NUMA nodes and memory types.
+	mems map[memsKey]string
 	// onlineIDs are the online CPUs, sorted.
 	onlineIDs []uint32
 	isolated  cpuset.Set
@@ -504,27 +504,46 @@ func (ix *topoIndex) memKind(n uint32) MemoryType {
 	return "DRAM"
 }
 
-// memsOf are the memory nodes for cpus: for each allowed memory type, the
-// nodes of that type closest to each of cpus' nodes. A type the node lacks
-// is skipped; if none of the allowed types exists, every memory type is.
-func (ix *topoIndex) memsOf(cpus cpuset.Set, types []MemoryType) cpuset.Set {
-	nodes := ix.nodesOf(cpus)
-	k := nodes.String()
-	for _, t := range types {
-		k += "/" + string(t)
-	}
-	if m, ok := ix.mems[k]; ok {
-		return m
-	}
-	if ix.mems == nil {
-		ix.mems = map[string]cpuset.Set{}
-	}
-	m := ix.nodeMems(nodes, types)
-	ix.mems[k] = m
-	return m
+// memsKey names a memsList answer: the NUMA nodes (a mask up to 64 nodes,
+// else their list) and the memory types.
+type memsKey struct {
+	mask         uint64
+	nodes, types string
 }
 
-// nodeMems computes memsOf for a set of NUMA nodes.
+// memsList are the memory nodes for cpus, in list form ("0,2"): for each
+// allowed memory type, the nodes of that type closest to each of cpus'
+// nodes. A type the node lacks is skipped; if none of the allowed types
+// exists, every memory type is. Answers are memoized, under a key built
+// without allocating in the common case (up to 64 nodes, at most one memory
+// type): the policy asks for every balloon whose CPUs change.
+func (ix *topoIndex) memsList(cpus cpuset.Set, types []MemoryType) string {
+	var k memsKey
+	if ix.dims.node <= 64 {
+		for id := range cpus.All() {
+			k.mask |= 1 << uint(ix.cpus[id].node)
+		}
+	} else {
+		k.nodes = ix.nodesOf(cpus).String()
+	}
+	for i, t := range types {
+		if i > 0 {
+			k.types += ","
+		}
+		k.types += string(t)
+	}
+	if list, ok := ix.mems[k]; ok {
+		return list
+	}
+	if ix.mems == nil {
+		ix.mems = map[memsKey]string{}
+	}
+	list := ix.nodeMems(ix.nodesOf(cpus), types).String()
+	ix.mems[k] = list
+	return list
+}
+
+// nodeMems computes memsList for a set of NUMA nodes.
 func (ix *topoIndex) nodeMems(nodes cpuset.Set, types []MemoryType) cpuset.Set {
 	allowed := func(m uint32) bool {
 		if len(types) == 0 {

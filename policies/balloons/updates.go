@@ -27,7 +27,7 @@ func (s *state) pinning(b *balloon, hideHT bool) *pinned {
 		p.cpus = set.String()
 	}
 	if b.t.pinMemory {
-		p.mems = s.ix.memsOf(set, b.t.MemoryTypes).String()
+		p.mems = s.ix.memsList(set, b.t.MemoryTypes)
 	}
 	b.pin[h] = p
 	return p
