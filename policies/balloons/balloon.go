@@ -31,9 +31,24 @@ type balloon struct {
 	// dirty marks a balloon whose containers may hold other CPUs or memory
 	// nodes than it gives now; it is listed in state.dirty.
 	dirty bool
-	// pin memoizes pinning, without and with hidden hyperthreads; nil
-	// after cpus or shared changed.
-	pin [2]*pinned
+	// pin memoizes pinning by pinSlot: without and with hidden
+	// hyperthreads, for the type's memoryTypes and for each set of
+	// annotated memory types; nil after cpus or shared changed.
+	pin [pinSlots]*pinned
+}
+
+// pinSlots is the size of balloon.pin: hideHT by memory type set.
+const pinSlots = 2 * memTypeSets
+
+// pinSlot is balloon.pin's index for containers that hide hyperthreads or
+// not and ask for memory types m (0: the type's memoryTypes). Without an
+// annotation it is 0 or 1.
+func pinSlot(hideHT bool, m memTypes) int {
+	i := int(m) << 1
+	if hideHT {
+		i |= 1
+	}
+	return i
 }
 
 // pinned is what a balloon's containers get: cpuset_cpus and cpuset_mems.
@@ -75,13 +90,13 @@ func (s *state) makeBalloon(t *btype, inst int) *balloon {
 // setCPUs gives b its own CPUs; its containers are told with the next
 // updates.
 func (s *state) setCPUs(b *balloon, cpus cpuset.Set) {
-	b.cpus, b.pin = cpus, [2]*pinned{}
+	b.cpus, b.pin = cpus, [pinSlots]*pinned{}
 	s.markDirty(b)
 }
 
 // setShared gives b the idle CPUs it shares.
 func (s *state) setShared(b *balloon, shared cpuset.Set) {
-	b.shared, b.pin = shared, [2]*pinned{}
+	b.shared, b.pin = shared, [pinSlots]*pinned{}
 	s.markDirty(b)
 }
 
@@ -133,7 +148,7 @@ func (s *state) deleteBalloon(b *balloon) {
 			p.t.insts = slices.Delete(p.t.insts, k, k+1)
 		}
 		s.give(p.cpus)
-		p.cpus, p.pin = cpuset.Set{}, [2]*pinned{}
+		p.cpus, p.pin = cpuset.Set{}, [pinSlots]*pinned{}
 	}
 	if b.dirty {
 		b.dirty = false

@@ -49,6 +49,9 @@
 //	cpu.preserve.resource-policy.nri.io/pod: "true"       # leave the CPUs alone (no balloon)
 //	memory.preserve.resource-policy.nri.io/pod: "true"    # leave the memory nodes alone
 //	hide-hyperthreads.resource-policy.nri.io/pod: "true"  # one thread per core
+//	memory-type.resource-policy.nri.io/container.<name>: pmem,dram  # instead of the type's memoryTypes:
+//	                                     # DRAM, PMEM, HBM in any case; an invalid value is logged and ignored;
+//	                                     # memory.preserve and pinMemory: false win
 //
 // DRA (publishDRADevices): one device per instance, "<type>-<n>", with
 // attributes balloonType, instance, numaNodes and socket and the capacity

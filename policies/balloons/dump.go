@@ -40,6 +40,9 @@ type DumpContainer struct {
 	Mems      string `json:"mems"`
 	Milli     int64  `json:"requestMilli"`
 	HideHT    bool   `json:"hideHyperthreads,omitempty"`
+	// MemoryTypes are the types of its memory-type annotation
+	// ("DRAM,PMEM"); empty when its balloon type's memoryTypes apply.
+	MemoryTypes string `json:"memoryTypes,omitempty"`
 }
 
 // DumpState implements policy.StateDumper.
@@ -67,7 +70,7 @@ func (s *state) dump() Dump {
 	}
 	for _, id := range sortedKeys(s.ctrs) {
 		c := s.ctrs[id]
-		dc := DumpContainer{ID: id, Namespace: c.ns, CPUs: c.cpus, Mems: c.mems, Milli: c.milli, HideHT: c.hideHT}
+		dc := DumpContainer{ID: id, Namespace: c.ns, CPUs: c.cpus, Mems: c.mems, Milli: c.milli, HideHT: c.hideHT, MemoryTypes: c.memTypes.String()}
 		if c.b != nil {
 			dc.Balloon = c.b.name()
 		}

@@ -22,6 +22,7 @@ var reservedNamespaces = map[string][]string{}
 //     updates), is what the policy believes it gave (no missed update) and
 //     lies inside its balloon's CPUs and the idle CPUs it shares;
 //   - shared idle CPUs are free CPUs;
+//   - every container's mems name nodes that have memory;
 //   - only kube-system, the reserved namespaces, or pods annotated for it
 //     run in the reserved balloon.
 func (h *harness) check() {
@@ -66,6 +67,13 @@ func (h *harness) check() {
 		h.tb.Errorf("policy knows %d containers, the runtime runs %d", len(d.Containers), len(h.ctrs))
 	}
 	pinCPU := !strings.Contains(h.config, "pinCPU: false")
+	var withMemory []uint32
+	for _, n := range h.topo.NumaNodes {
+		if n.MemoryBytes > 0 {
+			withMemory = append(withMemory, n.Id)
+		}
+	}
+	memNodes := cpuset.New(withMemory...)
 	for _, c := range d.Containers {
 		hc := h.ctrs[c.ID]
 		if hc == nil {
@@ -78,6 +86,9 @@ func (h *harness) check() {
 		}
 		if m := hc.GetAssignment().GetCpusetMems(); m != c.Mems {
 			h.tb.Errorf("%s: runtime holds mems %q, policy gave %q", c.ID, m, c.Mems)
+		}
+		if m := mustSet(h.tb, c.Mems); !m.IsSubsetOf(memNodes) {
+			h.tb.Errorf("%s: mems %s name nodes without memory (nodes with memory: %s)", c.ID, m, memNodes)
 		}
 		if c.Balloon == "" {
 			continue

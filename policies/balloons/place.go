@@ -19,6 +19,7 @@ const (
 	keyPreserveCPU      = "cpu.preserve." + annotationDomain
 	keyPreserveMemory   = "memory.preserve." + annotationDomain
 	keyHideHyperthreads = "hide-hyperthreads." + annotationDomain
+	keyMemoryType       = "memory-type." + annotationDomain
 	// keyAssigned (ours) is set on every placed container: "TYPE[INSTANCE]",
 	// so a restart finds each container's balloon again.
 	keyAssigned = "balloons.nriwasm.io/balloon"
@@ -152,6 +153,7 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 	if v, ok := boolAnnotation(pod, spec, keyHideHyperthreads); ok {
 		c.hideHT = v
 	}
+	c.memTypes = memoryTypesOf(pod, spec, b.t, c.keepMems)
 	// At least one CPU, even for best-effort containers: an empty cpuset
 	// would mean every CPU.
 	if err := s.resize(b, max(1, b.milli+c.milli)); err != nil {

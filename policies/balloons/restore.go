@@ -84,6 +84,7 @@ func (s *state) restore(rs *abi.RestoreState) {
 		if v, ok := boolAnnotation(pod, spec, keyHideHyperthreads); ok {
 			c.hideHT = v
 		}
+		c.memTypes = memoryTypesOf(pod, spec, t, c.keepMems)
 		g := get(t, inst)
 		g.ctrs = append(g.ctrs, c)
 		g.cpus = g.cpus.Union(cpus.Intersection(s.available))

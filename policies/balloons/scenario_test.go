@@ -350,6 +350,169 @@ func restoreScenario(t *testing.T, open opener, machine string) {
 	h3.create(ctr("more", 700).in("app"))
 }
 
+// memKindName names a node's memory as memoryTypes does (CXL is PMEM).
+func memKindName(n *abi.NUMANode) string {
+	switch n.MemoryKind {
+	case abi.MemoryKind_MEMORY_KIND_HBM:
+		return "HBM"
+	case abi.MemoryKind_MEMORY_KIND_PMEM, abi.MemoryKind_MEMORY_KIND_CXL:
+		return "PMEM"
+	}
+	return "DRAM"
+}
+
+// closestMems are the memory nodes a container on cpus should get for the
+// memory types kinds: for each NUMA node of cpus and each kind, the nodes
+// with memory of that kind at the least distance; every kind where the
+// machine has none of kinds.
+func closestMems(topo *abi.Topology, cpus cpuset.Set, kinds ...string) cpuset.Set {
+	dist := func(a, b *abi.NUMANode) uint32 {
+		for _, d := range a.Distances {
+			if d.Node == b.Id {
+				return d.Distance
+			}
+		}
+		return 255
+	}
+	cpuNode := map[uint32]uint32{}
+	for _, c := range topo.Cpus {
+		cpuNode[c.Id] = c.NumaNode
+	}
+	byID := map[uint32]*abi.NUMANode{}
+	for _, n := range topo.NumaNodes {
+		byID[n.Id] = n
+	}
+	var mems []uint32
+	for id := range cpus.All() {
+		from := byID[cpuNode[id]]
+		for _, k := range kinds {
+			best := uint32(1 << 31)
+			for _, n := range topo.NumaNodes {
+				if n.MemoryBytes > 0 && memKindName(n) == k {
+					best = min(best, dist(from, n))
+				}
+			}
+			for _, n := range topo.NumaNodes {
+				if n.MemoryBytes > 0 && memKindName(n) == k && dist(from, n) == best {
+					mems = append(mems, n.Id)
+				}
+			}
+		}
+	}
+	if len(mems) == 0 {
+		return closestMems(topo, cpus, "DRAM", "PMEM", "HBM")
+	}
+	return cpuset.New(mems...)
+}
+
+// memTypeConfig: a DRAM-only type that grows without bound, and one that
+// leaves memory alone.
+const memTypeConfig = "balloonTypes:\n- name: mem\n  namespaces: [mem]\n  memoryTypes: [DRAM]\n- name: nopin\n  namespaces: [nopin]\n  pinMemory: false\n"
+
+// memTypeScenario: the memory-type annotation gives a container the
+// closest nodes of its own types (container form over pod form over the
+// bare key, any case, spaces around entries), an invalid value leaves the
+// type's memoryTypes, memory.preserve and pinMemory false win; the mems
+// follow a resize crossing NUMA nodes next to an unannotated container's,
+// and a restart keeps them.
+func memTypeScenario(t *testing.T, open opener, machine string) {
+	const key = "memory-type.resource-policy.nri.io"
+	topo := machineTopology(t, machine)
+	h := mustOpen(t, open, machine, memTypeConfig)
+	// want are the types each container's mems follow; "" for none.
+	want := map[string][]string{}
+	add := func(s spec, dump string, kinds ...string) {
+		t.Helper()
+		h.create(s)
+		want[s.id] = kinds
+		for _, c := range h.dump().Containers {
+			if c.ID == s.id && c.MemoryTypes != dump {
+				t.Errorf("%s: memory types %q, want %q", s.id, c.MemoryTypes, dump)
+			}
+		}
+	}
+	check := func(h *harness, step string) {
+		t.Helper()
+		for _, c := range h.dump().Containers {
+			kinds := want[c.ID]
+			switch {
+			case kinds == nil:
+				if c.Mems != "" {
+					t.Errorf("%s: %s has mems %q, want none", step, c.ID, c.Mems)
+				}
+			case c.Mems != closestMems(topo, mustSet(t, c.CPUs), kinds...).String():
+				t.Errorf("%s: %s on CPUs %s has mems %q, want the closest %v nodes %s",
+					step, c.ID, c.CPUs, c.Mems, kinds, closestMems(topo, mustSet(t, c.CPUs), kinds...))
+			}
+		}
+	}
+	add(ctr("plain", 500).in("mem"), "", "DRAM")
+	add(ctr("pm", 500).in("mem").with(key+"/pod", "pmem"), "PMEM", "PMEM")
+	add(ctr("both", 500).in("mem").with(key, " Pmem , dram"), "DRAM,PMEM", "DRAM", "PMEM")
+	add(ctr("cform", 500).in("mem").named("side").with(key+"/pod", "dram").with(key+"/container.side", "PMEM"), "PMEM", "PMEM")
+	add(ctr("pform", 500).in("mem").named("main").with(key, "pmem").with(key+"/pod", "dram").with(key+"/container.side", "PMEM"), "DRAM", "DRAM")
+	add(ctr("bad", 500).in("mem").with(key+"/pod", "dram,sram"), "", "DRAM")
+	add(ctr("keep", 500).in("mem").with(key+"/pod", "pmem").with("memory.preserve.resource-policy.nri.io/pod", "true"), "")
+	add(ctr("nopin", 500).in("nopin").with(key+"/pod", "pmem"), "")
+	check(h, "created")
+	// On the PMEM machine, nodes 2 and 3 are sockets 0's and 1's PMEM.
+	pmemMachine := machine == "PMEM112CPUIsolated"
+	mems := func(id string) string { return h.ctrs[id].Assignment.CpusetMems }
+	if pmemMachine && (mems("pm") != "2" && mems("pm") != "3" || mems("cform") != mems("pm") ||
+		mems("both") != "0,2" && mems("both") != "1,3" || mems("plain") != "0" && mems("plain") != "1") {
+		t.Errorf("mems: pm %s, cform %s, both %s, plain %s; want one socket's PMEM node, the same, its DRAM and PMEM nodes, its DRAM node",
+			mems("pm"), mems("cform"), mems("both"), mems("plain"))
+	}
+	// Grow the balloon past its first node: the annotated containers' mems
+	// follow, each with its own types.
+	most := 0
+	for _, n := range topo.NumaNodes {
+		most = max(most, len(n.Cpus))
+	}
+	if most+8 < len(topo.Cpus) {
+		add(ctr("grow", int64(most+1)*1000).in("mem"), "", "DRAM")
+		if closestMems(topo, mustSet(t, h.balloon("mem[0]").CPUs), "DRAM").Size() < 2 {
+			t.Errorf("mem[0] (%s) did not cross a NUMA node", h.balloon("mem[0]").CPUs)
+		}
+		check(h, "grown")
+		if pmemMachine && (mems("pm") != "2-3" || mems("both") != "0-3" || mems("plain") != "0-1") {
+			t.Errorf("after growing over both sockets: pm %s, both %s, plain %s; want 2-3, 0-3, 0-1", mems("pm"), mems("both"), mems("plain"))
+		}
+		h.remove("grow")
+		delete(want, "grow")
+		check(h, "shrunk")
+	}
+	if _, err := h.update("plain", 2500); err != nil {
+		t.Fatalf("update plain: %v", err)
+	}
+	check(h, "updated")
+	before := h.dump()
+	h2, err := open(t, machine, memTypeConfig, h.restoreState())
+	if err != nil {
+		t.Fatalf("Init with restore: %v", err)
+	}
+	h2.check()
+	for i, c := range h2.dump().Containers {
+		if b := before.Containers[i]; c.ID != b.ID || c.Balloon != b.Balloon || c.CPUs != b.CPUs || c.Mems != b.Mems || c.MemoryTypes != b.MemoryTypes {
+			t.Errorf("restored %s in %s with %s/%s (%s), was %s in %s with %s/%s (%s)",
+				c.ID, c.Balloon, c.CPUs, c.Mems, c.MemoryTypes, b.ID, b.Balloon, b.CPUs, b.Mems, b.MemoryTypes)
+		}
+	}
+	// The first call after the restart answers no other mems.
+	resp := h2.create(ctr("after", 100))
+	want["after"] = []string{"DRAM", "PMEM", "HBM"}
+	for _, u := range resp.Updates {
+		if u.CpusetMems != "" {
+			t.Errorf("after the restart %s was moved to mems %s", u.ContainerId, u.CpusetMems)
+		}
+	}
+	check(h2, "restored")
+	if _, err := h2.update("plain", 3500); err != nil {
+		t.Fatalf("update plain after restore: %v", err)
+	}
+	check(h2, "restored and updated")
+}
+
 // draConfig publishes two instances of "dedicated".
 const draConfig = "balloonTypes:\n- name: dedicated\n  publishDRADevices: true\n  minCPUs: 1\n  maxCPUs: 4\n  maxBalloons: 2\n"
 
@@ -466,6 +629,7 @@ var scenarios = []struct {
 	{"devices", devicesScenario},
 	{"reserved", reservedScenario},
 	{"restore", restoreScenario},
+	{"memory-type", memTypeScenario},
 	{"dra", draScenario},
 	{"bad config", badConfigScenario},
 }

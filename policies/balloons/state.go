@@ -39,7 +39,8 @@ type container struct {
 	milli             int64
 	b                 *balloon // nil when preserved
 	hideHT            bool
-	keepMems          bool // memory.preserve
+	keepMems          bool     // memory.preserve
+	memTypes          memTypes // the memory-type annotation; 0: its balloon type's memoryTypes
 	group             string
 	claims            []string
 	// cpus and mems are what it was last given ("" leaves the runtime's).

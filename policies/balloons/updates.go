@@ -8,14 +8,12 @@ import (
 
 // pinning is what b's containers should have now: its CPUs and shared idle
 // CPUs (one thread per core for those that hide hyperthreads), and their
-// memory nodes; "" for what the configuration leaves alone. It is computed
-// once per change of b's CPUs.
-func (s *state) pinning(b *balloon, hideHT bool) *pinned {
-	h := 0
-	if hideHT {
-		h = 1
-	}
-	if p := b.pin[h]; p != nil {
+// memory nodes, of the type's memoryTypes or, for containers annotated
+// with memory types m, of those; "" for what the configuration leaves
+// alone. It is computed once per change of b's CPUs and pinSlot.
+func (s *state) pinning(b *balloon, hideHT bool, m memTypes) *pinned {
+	i := pinSlot(hideHT, m)
+	if p := b.pin[i]; p != nil {
 		return p
 	}
 	set := b.pinnable()
@@ -23,19 +21,26 @@ func (s *state) pinning(b *balloon, hideHT bool) *pinned {
 		set = s.ix.singleThreads(set)
 	}
 	p := &pinned{}
-	if s.pinCPU {
+	switch {
+	case m != 0:
+		p.cpus = s.pinning(b, hideHT, 0).cpus // the same CPUs as without the annotation
+	case s.pinCPU:
 		p.cpus = set.String()
 	}
 	if b.t.pinMemory {
-		p.mems = s.ix.memsList(set, b.t.MemoryTypes)
+		types := b.t.MemoryTypes
+		if m != 0 {
+			types = m.list()
+		}
+		p.mems = s.ix.memsList(set, types)
 	}
-	b.pin[h] = p
+	b.pin[i] = p
 	return p
 }
 
 // pinContainer returns what c gets now.
 func (s *state) pinContainer(c *container) (cpus, mems string) {
-	p := s.pinning(c.b, c.hideHT)
+	p := s.pinning(c.b, c.hideHT, c.memTypes)
 	if c.keepMems {
 		return p.cpus, ""
 	}
