@@ -54,6 +54,7 @@ policies: rust-policies ## build and seal every .wasm: built-in policies and tes
 	$(WASM_BUILD) -o host/wasm/testdata/rawguest.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -tags wrongabi -o host/wasm/testdata/rawguest-wrongabi.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -tags nocall -o host/wasm/testdata/rawguest-nocall.wasm ./host/wasm/testdata/rawguest
+	$(WASM_BUILD) -o host/wasm/testdata/goinwasm.wasm ./host/wasm/testdata/goinwasm
 	$(WASM_BUILD) -o host/wasm/internal/interrupt/testdata/spin.wasm ./host/wasm/internal/interrupt/testdata/spin
 
 rust-deps: ## install Debian's Rust toolchain, wasm32 std and prost crates (apt, only what is missing)
@@ -89,7 +90,7 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, b
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
-	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/
+	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
 
