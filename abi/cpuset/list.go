@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // MaxListLen bounds how many ids ParseList expands, so that a corrupt range
@@ -94,12 +95,35 @@ func FormatList(ids []uint32) string {
 		sorted = slices.Clone(ids)
 		slices.Sort(sorted)
 	}
-	// One buffer, sized for the longest form (every id its own element),
-	// so formatting allocates once: policies format a list for every
-	// container they update.
-	var b strings.Builder
-	b.Grow(len(sorted) * (decimalDigits(sorted[len(sorted)-1]) + 1))
-	var digits [10]byte
+	// Two passes: the first measures, the second appends the digits in
+	// place into a buffer of exactly that size, and the string is made from
+	// it without a copy (nothing writes to it afterwards). Policies format a
+	// list for every container they update, and in Wasm every allocation
+	// and copy costs.
+	size := 0
+	forEachRange(sorted, func(lo, hi uint32) {
+		size += 1 + decimalDigits(lo)
+		if hi != lo {
+			size += 1 + decimalDigits(hi)
+		}
+	})
+	buf := make([]byte, 0, size-1)
+	forEachRange(sorted, func(lo, hi uint32) {
+		if len(buf) > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendUint(buf, uint64(lo), 10)
+		if hi != lo {
+			buf = append(buf, '-')
+			buf = strconv.AppendUint(buf, uint64(hi), 10)
+		}
+	})
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
+}
+
+// forEachRange calls f with each run of consecutive ids of sorted, as its
+// first and last id.
+func forEachRange(sorted []uint32, f func(lo, hi uint32)) {
 	for i := 0; i < len(sorted); {
 		lo, hi := sorted[i], sorted[i]
 		i++
@@ -107,16 +131,8 @@ func FormatList(ids []uint32) string {
 			hi = sorted[i]
 			i++
 		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(strconv.AppendUint(digits[:0], uint64(lo), 10))
-		if hi != lo {
-			b.WriteByte('-')
-			b.Write(strconv.AppendUint(digits[:0], uint64(hi), 10))
-		}
+		f(lo, hi)
 	}
-	return b.String()
 }
 
 // decimalDigits is how many digits id has in base 10.

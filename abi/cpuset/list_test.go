@@ -88,6 +88,14 @@ func TestFormatListAllocatesOnce(t *testing.T) {
 	if !strings.HasPrefix(got, "0,2,4,") || !strings.HasSuffix(got, ",4092,4094") {
 		t.Errorf("FormatList = %.20q…, want 0,2,4,…,4094", got)
 	}
+	// The buffer is exactly the list: a short list keeps no long buffer alive.
+	all := make([]uint32, 4096)
+	for i := range all {
+		all[i] = uint32(i)
+	}
+	if n := testing.AllocsPerRun(10, func() { got = cpuset.FormatList(all) }); n != 1 || got != "0-4095" {
+		t.Errorf("FormatList(0…4095) = %q in %v allocations, want \"0-4095\" in 1", got, n)
+	}
 }
 
 func TestParseID(t *testing.T) {

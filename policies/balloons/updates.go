@@ -49,9 +49,12 @@ func (s *state) pinContainer(c *container) (cpus, mems string) {
 
 // updates reshares the idle CPUs, then answers an update for every container
 // of a dirty balloon whose CPUs or memory nodes changed, except skip (just
-// created: its adjustment says it), sorted by container id.
+// created: its adjustment says it). They come by balloon (type, then
+// instance) and, within one, by container id: deterministic, with no sort
+// of the whole answer.
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.reshare()
+	slices.SortFunc(s.dirty, byTypeAndInstance)
 	changed := s.changed[:0]
 	for _, b := range s.dirty {
 		for _, c := range b.members {
@@ -65,8 +68,6 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.changed = changed
 	var out []*abi.ContainerUpdate
 	if n := len(changed); n > 0 {
-		// Each balloon's containers are sorted already: merge the runs.
-		changed = mergeRuns(changed)
 		// One allocation for all of them: each is a pointer into the slab.
 		slab := make([]abi.ContainerUpdate, n)
 		out = make([]*abi.ContainerUpdate, 0, n)
@@ -88,51 +89,4 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	clear(s.changed)
 	s.changed = s.changed[:0]
 	return out
-}
-
-// mergeRuns sorts cs, a concatenation of runs sorted by id, by merging
-// neighbouring runs pairwise. It returns cs when it is one run, else a new
-// slice.
-func mergeRuns(cs []*container) []*container {
-	var starts []int
-	for i := range cs {
-		if i == 0 || cs[i].id < cs[i-1].id {
-			starts = append(starts, i)
-		}
-	}
-	if len(starts) <= 1 {
-		return cs
-	}
-	cs = slices.Clone(cs)
-	buf := make([]*container, len(cs))
-	for len(starts) > 1 {
-		var next []int
-		for k := 0; k < len(starts); k += 2 {
-			lo := starts[k]
-			next = append(next, lo)
-			if k+1 == len(starts) {
-				copy(buf[lo:], cs[lo:])
-				break
-			}
-			mid, hi := starts[k+1], len(cs)
-			if k+2 < len(starts) {
-				hi = starts[k+2]
-			}
-			mergeInto(buf[lo:hi], cs[lo:mid], cs[mid:hi])
-		}
-		cs, buf, starts = buf, cs, next
-	}
-	return cs
-}
-
-// mergeInto merges the sorted a and b into dst (len(a)+len(b) long).
-func mergeInto(dst, a, b []*container) {
-	i, j := 0, 0
-	for k := range dst {
-		if j == len(b) || i < len(a) && a[i].id <= b[j].id {
-			dst[k], i = a[i], i+1
-		} else {
-			dst[k], j = b[j], j+1
-		}
-	}
 }
