@@ -112,10 +112,10 @@ func FormatList(ids []uint32) string {
 		if len(buf) > 0 {
 			buf = append(buf, ',')
 		}
-		buf = strconv.AppendUint(buf, uint64(lo), 10)
+		buf = appendDecimal(buf, lo)
 		if hi != lo {
 			buf = append(buf, '-')
-			buf = strconv.AppendUint(buf, uint64(hi), 10)
+			buf = appendDecimal(buf, hi)
 		}
 	})
 	return unsafe.String(unsafe.SliceData(buf), len(buf))
@@ -132,6 +132,20 @@ func forEachRange(sorted []uint32, f func(lo, hi uint32)) {
 			i++
 		}
 		f(lo, hi)
+	}
+}
+
+// appendDecimal appends id in base 10 to buf, which has room for it:
+// digit by digit in place (strconv's version copies each number through a
+// call, which Wasm pays for per id).
+func appendDecimal(buf []byte, id uint32) []byte {
+	n := len(buf) + decimalDigits(id)
+	buf = buf[:n]
+	for i := n - 1; ; i-- {
+		buf[i] = byte('0' + id%10)
+		if id /= 10; id == 0 {
+			return buf
+		}
 	}
 }
 

@@ -234,7 +234,7 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 		balanced
 		balancedInflate
 	)
-	var chain []method
+	chain := make([]method, 0, 6)
 	if t.GroupBy != "" {
 		chain = append(chain, sameGroup)
 	}
@@ -255,7 +255,7 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 		b             *balloon
 		room, maxRoom int64
 	}
-	var open []cand
+	open := make([]cand, 0, len(t.own))
 	for _, b := range t.own {
 		if b.claim == "" {
 			open = append(open, cand{b, int64(b.cpus.Size())*1000 - b.milli, int64(s.maxCPUs(b))*1000 - b.milli})
