@@ -83,10 +83,10 @@ func TestPinningMemo(t *testing.T) {
 		c          *container
 		cpus, mems string
 	}{{plain, "0-2", "0"}, {pmem, "0-2", "1"}, {both, "0-2", "0-1"}} {
-		if cpus, mems := s.pinContainer(tc.c); cpus != tc.cpus || mems != tc.mems {
-			t.Errorf("memory types %q: got %s/%s, want %s/%s", tc.c.memTypes, cpus, mems, tc.cpus, tc.mems)
+		if p := s.pinOf(tc.c); p.cpus != tc.cpus || p.mems != tc.mems {
+			t.Errorf("memory types %q: got %s/%s, want %s/%s", tc.c.memTypes, p.cpus, p.mems, tc.cpus, tc.mems)
 		}
-		if n := testing.AllocsPerRun(100, func() { s.pinContainer(tc.c) }); n != 0 {
+		if n := testing.AllocsPerRun(100, func() { s.pinOf(tc.c) }); n != 0 {
 			t.Errorf("memory types %q: %v allocations per memoized pinning", tc.c.memTypes, n)
 		}
 	}
@@ -94,7 +94,7 @@ func TestPinningMemo(t *testing.T) {
 	if b.pin != [pinSlots]*pinned{} {
 		t.Errorf("setCPUs kept memoized pinnings")
 	}
-	if cpus, mems := s.pinContainer(pmem); cpus != "3-4" || mems != "1" {
-		t.Errorf("after setCPUs: pmem got %s/%s, want 3-4/1", cpus, mems)
+	if p := s.pinOf(pmem); p.cpus != "3-4" || p.mems != "1" {
+		t.Errorf("after setCPUs: pmem got %s/%s, want 3-4/1", p.cpus, p.mems)
 	}
 }

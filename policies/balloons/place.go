@@ -177,7 +177,7 @@ func (s *state) join(c *container, b *balloon) {
 		b.groups[c.group]++
 	}
 	s.ctrs[c.id] = c
-	c.cpus, c.mems = s.pinContainer(c)
+	c.assign(s.pinOf(c))
 }
 
 // remove forgets a container; its balloon deflates, or goes when it is

@@ -76,7 +76,7 @@ type state struct {
 	// pods are the containers in balloons, by pod.
 	pods map[string][]*container
 	// changed is updates' scratch list, kept between calls.
-	changed []*container
+	changed []change
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {

@@ -2,6 +2,7 @@ package balloons
 
 import (
 	"slices"
+	"unsafe"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
@@ -38,13 +39,51 @@ func (s *state) pinning(b *balloon, hideHT bool, m memTypes) *pinned {
 	return p
 }
 
-// pinContainer returns what c gets now.
-func (s *state) pinContainer(c *container) (cpus, mems string) {
-	p := s.pinning(c.b, c.hideHT, c.memTypes)
+// pinOf is the pinning c's balloon gives it now.
+func (s *state) pinOf(c *container) *pinned { return s.pinning(c.b, c.hideHT, c.memTypes) }
+
+// assign records that c holds p's CPUs and memory nodes (memory.preserve:
+// not the nodes).
+func (c *container) assign(p *pinned) {
+	c.cpus, c.mems = p.cpus, p.mems
 	if c.keepMems {
-		return p.cpus, ""
+		c.mems = ""
 	}
-	return p.cpus, p.mems
+}
+
+// listCompare compares a container's list with its balloon's, remembering
+// the last comparison: a balloon's containers mostly hold one same string
+// and move to one same new one, so lists hundreds of bytes long are
+// compared once per balloon rather than byte by byte for each container.
+type listCompare struct {
+	held, next string
+	differ     bool
+}
+
+// changed tells whether next is a change from held: non-empty and another
+// list.
+func (l *listCompare) changed(held, next string) bool {
+	switch {
+	case next == "" || sameString(held, next):
+		return false
+	case sameString(held, l.held) && sameString(next, l.next):
+		return l.differ
+	}
+	l.held, l.next, l.differ = held, next, held != next
+	return l.differ
+}
+
+// sameString tells whether a and b are one string in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// change is one container's update: the pinning it moves to and which of
+// its lists change.
+type change struct {
+	c          *container
+	p          *pinned
+	cpus, mems bool
 }
 
 // updates reshares the idle CPUs, then answers an update for every container
@@ -56,11 +95,13 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.reshare()
 	slices.SortFunc(s.dirty, byTypeAndInstance)
 	changed := s.changed[:0]
+	var cpusCmp, memsCmp listCompare
 	for _, b := range s.dirty {
 		for _, c := range b.members {
-			cpus, mems := s.pinContainer(c)
-			if cpus != c.cpus && cpus != "" || mems != c.mems && mems != "" {
-				changed = append(changed, c)
+			p := s.pinOf(c)
+			ch := change{c: c, p: p, cpus: cpusCmp.changed(c.cpus, p.cpus), mems: !c.keepMems && memsCmp.changed(c.mems, p.mems)}
+			if ch.cpus || ch.mems {
+				changed = append(changed, ch)
 			}
 		}
 	}
@@ -71,17 +112,16 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 		// One allocation for all of them: each is a pointer into the slab.
 		slab := make([]abi.ContainerUpdate, n)
 		out = make([]*abi.ContainerUpdate, 0, n)
-		for i, c := range changed {
-			cpus, mems := s.pinContainer(c)
+		for i, ch := range changed {
 			u := &slab[i]
-			u.ContainerId = c.id
-			if cpus != c.cpus && cpus != "" {
-				u.CpusetCpus, c.cpus = cpus, cpus
+			u.ContainerId = ch.c.id
+			if ch.cpus {
+				u.CpusetCpus, ch.c.cpus = ch.p.cpus, ch.p.cpus
 			}
-			if mems != c.mems && mems != "" {
-				u.CpusetMems, c.mems = mems, mems
+			if ch.mems {
+				u.CpusetMems, ch.c.mems = ch.p.mems, ch.p.mems
 			}
-			if c.id != skip {
+			if ch.c.id != skip {
 				out = append(out, u)
 			}
 		}
