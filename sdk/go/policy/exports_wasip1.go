@@ -3,6 +3,7 @@
 package policy
 
 import (
+	"runtime"
 	"unsafe"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -46,6 +47,11 @@ func exportCall(method, length uint32) uint64 {
 		copy(request, requestBuf)
 		resp = Registered().Dispatch(abi.Method(method), request)
 	}
+	// Let the runtime's other goroutines run before the call returns: after
+	// an export returns nothing runs until the next call (golang/go#65199),
+	// and without this the collector's background workers never finish a
+	// cycle once one needs them, so the heap grows until the memory cap.
+	runtime.Gosched()
 	n := resp.SizeVT()
 	if n > cap(responseBuf) {
 		responseBuf = make([]byte, max(n, 2*cap(responseBuf)))
