@@ -173,8 +173,8 @@ func (ix *topoIndex) groupKey(lvl Level, id uint32) int32 {
 // within returns the CPUs of every group at lvl that holds one of cpus,
 // and those groups' keys, sorted.
 func (ix *topoIndex) within(lvl Level, cpus cpuset.Set) (cpuset.Set, []int32) {
-	var keys []int32
-	for _, id := range cpus.Sorted() {
+	keys := make([]int32, 0, cpus.Size())
+	for id := range cpus.All() {
 		keys = append(keys, ix.groupKey(lvl, id))
 	}
 	slices.Sort(keys)
@@ -410,7 +410,7 @@ func (ix *topoIndex) indexDevices(t *abi.Topology) {
 			}
 		}
 		if cpus := cpuset.New(online...); !cpus.IsEmpty() {
-			ix.caches = append(ix.caches, cacheInfo{level: c.Level, order: cacheTypeOrder(c.Type), first: cpus.Sorted()[0], cpus: cpus})
+			ix.caches = append(ix.caches, cacheInfo{level: c.Level, order: cacheTypeOrder(c.Type), first: slices.Min(online), cpus: cpus})
 		}
 	}
 }

@@ -1,0 +1,62 @@
+package balloons
+
+import (
+	"fmt"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+)
+
+// TestReshareMatchesARescan checks the incremental idle sharing (zones
+// indexed by group, unchanged zones adjusted from the CPUs that moved)
+// against a rescan from scratch after every call of a long, mixed sequence
+// of creates and removes on every sharing level.
+func TestReshareMatchesARescan(t *testing.T) {
+	const config = `
+reservedResources: {cpu: 1}
+balloonTypes:
+- {name: numa, namespaces: [numa], maxCPUs: 4, shareIdleCPUsInSame: numa}
+- {name: core, namespaces: [core], maxCPUs: 3, shareIdleCPUsInSame: core}
+- {name: pkg, namespaces: [pkg], maxCPUs: 6, shareIdleCPUsInSame: package, preferNewBalloons: true}
+- {name: all, namespaces: [all], maxCPUs: 2, shareIdleCPUsInSame: system}
+`
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: discovered(t, topologytest.Server2Socket4NodesInterleaved())}); err != nil {
+		t.Fatal(err)
+	}
+	namespaces := []string{"numa", "core", "pkg", "all", "default"}
+	live := map[int]bool{}
+	x := uint32(7)
+	for step := range 600 {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		n := int(x % 40)
+		id := fmt.Sprintf("c%02d", n)
+		pod := &abi.PodSandbox{Id: "pod-" + id, Namespace: namespaces[n%len(namespaces)]}
+		ctr := &abi.Container{Id: id, PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: int64(100 + 300*(x>>8%5))}}
+		if live[n] {
+			if _, err := p.RemoveContainer(&abi.RemoveContainerRequest{Pod: pod, Container: ctr}); err != nil {
+				t.Fatalf("step %d: remove %s: %v", step, id, err)
+			}
+			delete(live, n)
+		} else if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err == nil {
+			live[n] = true
+		}
+		s := p.st
+		for _, b := range s.balloons {
+			lvl := b.t.ShareIdleCPUsInSame
+			if lvl == "" {
+				continue
+			}
+			zone := s.available
+			if lvl != LevelSystem {
+				zone, _ = s.ix.within(lvl, b.cpus)
+			}
+			if want := s.idleIn(zone); !b.shared.Equal(want) {
+				t.Fatalf("step %d: balloon %s (CPUs %s, %s) shares %s, a rescan finds %s", step, b.name(), b.cpus, lvl, b.shared, want)
+			}
+		}
+	}
+}
