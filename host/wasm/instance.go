@@ -44,6 +44,11 @@ type instance struct {
 
 // instantiate creates an instance, runs _initialize, and checks the ABI version.
 func instantiate(ctx context.Context, name string, c *compiled, o *options, logger logr.Logger) (*instance, error) {
+	// Start-up runs guest code (the start function, _initialize, the ABI
+	// handshake) under its own deadline; the poll import and wazero's
+	// close-on-done both stop a guest whose context is done.
+	ctx, cancel := context.WithTimeout(ctx, o.startLimit)
+	defer cancel()
 	out := newOutput(o.outputLimit)
 	cfg := wazero.NewModuleConfig().
 		WithName("").
@@ -52,7 +57,7 @@ func instantiate(ctx context.Context, name string, c *compiled, o *options, logg
 		WithStartFunctions()
 	mod, err := c.runtime.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), c.module, cfg)
 	if err != nil {
-		return nil, instantiateError(name, err, out)
+		return nil, startError(ctx, name, "instantiate", o.startLimit, err, out)
 	}
 	in := &instance{
 		name:   name,
@@ -79,8 +84,16 @@ func instantiate(ctx context.Context, name string, c *compiled, o *options, logg
 	return in, nil
 }
 
-func instantiateError(name string, err error, out *output) error {
-	return fmt.Errorf("policy %q: instantiate: %w%s", name, err, outputSuffix(out.take()))
+// startError describes a failure of step of an instance's start-up, as
+// ErrDeadline when the start-up ran out of time or was cancelled.
+func startError(ctx context.Context, name, step string, limit time.Duration, err error, out *output) error {
+	if cause := ctx.Err(); cause != nil || errors.Is(err, errPastDeadline) {
+		if cause == nil {
+			cause = err
+		}
+		return fmt.Errorf("policy %q: %s: %w (start-up limit %v): %w%s", name, step, ErrDeadline, limit, cause, outputSuffix(out.take()))
+	}
+	return fmt.Errorf("policy %q: %s: %w%s", name, step, err, outputSuffix(out.take()))
 }
 
 func outputSuffix(s string) string {
@@ -94,12 +107,12 @@ func outputSuffix(s string) string {
 func (in *instance) start(ctx context.Context) error {
 	if init := in.mod.ExportedFunction(abi.ExportInitialize); init != nil {
 		if _, err := init.Call(ctx); err != nil {
-			return fmt.Errorf("policy %q: %s: %w%s", in.name, abi.ExportInitialize, err, outputSuffix(in.out.take()))
+			return startError(ctx, in.name, abi.ExportInitialize, in.opts.startLimit, err, in.out)
 		}
 	}
 	res, err := in.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
-		return fmt.Errorf("policy %q: %s: %w%s", in.name, abi.ExportABIVersion, err, outputSuffix(in.out.take()))
+		return startError(ctx, in.name, abi.ExportABIVersion, in.opts.startLimit, err, in.out)
 	}
 	in.version = api.DecodeU32(res[0])
 	if major, minor := abi.SplitVersion(in.version); major != abi.ABIMajor {

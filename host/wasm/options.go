@@ -17,6 +17,10 @@ const (
 	DefaultMemoryLimit = 256 << 20
 	// DefaultCallTimeout bounds every call; NRI allows 2 s per request.
 	DefaultCallTimeout = time.Second
+	// DefaultStartTimeout bounds an instance's start-up (start function,
+	// _initialize, ABI handshake); a Go guest's runtime start takes a few
+	// milliseconds.
+	DefaultStartTimeout = 5 * time.Second
 	// DefaultOutputLimit is how much of a call's stdout and stderr is kept.
 	DefaultOutputLimit = 64 << 10
 )
@@ -69,6 +73,7 @@ type options struct {
 	cacheDir    string
 	memoryLimit uint64
 	callTimeout time.Duration
+	startLimit  time.Duration
 	outputLimit int
 	interrupt   Interrupt
 	logger      logr.Logger
@@ -79,6 +84,7 @@ func defaultOptions() options {
 	return options{
 		memoryLimit: DefaultMemoryLimit,
 		callTimeout: DefaultCallTimeout,
+		startLimit:  DefaultStartTimeout,
 		outputLimit: DefaultOutputLimit,
 		interrupt:   InterruptInstrumented,
 		logger:      logr.FromSlogHandler(slog.Default().Handler()),
@@ -115,6 +121,19 @@ func WithCallTimeout(d time.Duration) Option {
 			return fmt.Errorf("call timeout %v: must be positive", d)
 		}
 		o.callTimeout = d
+		return nil
+	}
+}
+
+// WithStartTimeout bounds the start-up of every instance: the module's start
+// function, _initialize and the ABI version handshake, together. A context
+// deadline that comes sooner wins. Default DefaultStartTimeout (5 s).
+func WithStartTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("start timeout %v: must be positive", d)
+		}
+		o.startLimit = d
 		return nil
 	}
 }
