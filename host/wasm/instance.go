@@ -150,6 +150,11 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 	}
 	in.logOutput(method, output)
 	ptr, length := uint32(in.stack[0]>>32), uint32(in.stack[0])
+	if uint64(length) > uint64(in.opts.responseLimit) {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse,
+			Err: fmt.Errorf("response of %d bytes exceeds the limit of %d bytes", length, in.opts.responseLimit)}
+	}
 	raw, ok := in.mem.Read(ptr, length)
 	if !ok {
 		in.broken = true
@@ -164,6 +169,10 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 	if resp.Result == nil {
 		in.broken = true
 		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse, Err: errors.New("response has no result")}
+	}
+	if err := checkResponse(resp); err != nil {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse, Err: err}
 	}
 	return resp, nil
 }

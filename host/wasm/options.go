@@ -70,24 +70,26 @@ type RestoreFunc func(ctx context.Context, t abi.Transport) error
 type Option func(*options) error
 
 type options struct {
-	cacheDir    string
-	memoryLimit uint64
-	callTimeout time.Duration
-	startLimit  time.Duration
-	outputLimit int
-	interrupt   Interrupt
-	logger      logr.Logger
-	restore     RestoreFunc
+	cacheDir      string
+	memoryLimit   uint64
+	callTimeout   time.Duration
+	startLimit    time.Duration
+	responseLimit int
+	outputLimit   int
+	interrupt     Interrupt
+	logger        logr.Logger
+	restore       RestoreFunc
 }
 
 func defaultOptions() options {
 	return options{
-		memoryLimit: DefaultMemoryLimit,
-		callTimeout: DefaultCallTimeout,
-		startLimit:  DefaultStartTimeout,
-		outputLimit: DefaultOutputLimit,
-		interrupt:   InterruptInstrumented,
-		logger:      logr.FromSlogHandler(slog.Default().Handler()),
+		memoryLimit:   DefaultMemoryLimit,
+		callTimeout:   DefaultCallTimeout,
+		startLimit:    DefaultStartTimeout,
+		responseLimit: DefaultResponseLimit,
+		outputLimit:   DefaultOutputLimit,
+		interrupt:     InterruptInstrumented,
+		logger:        logr.FromSlogHandler(slog.Default().Handler()),
 	}
 }
 
@@ -134,6 +136,19 @@ func WithStartTimeout(d time.Duration) Option {
 			return fmt.Errorf("start timeout %v: must be positive", d)
 		}
 		o.startLimit = d
+		return nil
+	}
+}
+
+// WithResponseLimit caps the encoded size of one answer at limit bytes; a
+// larger one fails the call with ErrMalformedResponse before it is decoded.
+// Default DefaultResponseLimit (4 MiB).
+func WithResponseLimit(limit int) Option {
+	return func(o *options) error {
+		if limit <= 0 {
+			return fmt.Errorf("response limit %d: must be positive", limit)
+		}
+		o.responseLimit = limit
 		return nil
 	}
 }
