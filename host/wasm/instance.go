@@ -142,6 +142,8 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 		return nil, err
 	}
 	in.stack[0], in.stack[1] = uint64(method), uint64(n)
+	in.opts.logs.begin()
+	defer in.opts.logs.end(in.logger, method)
 	err := in.invoke(ctx, in.call, timeout)
 	output := in.out.take()
 	if err != nil {
@@ -215,6 +217,8 @@ func (in *instance) logOutput(method abi.Method, output string) {
 		return
 	}
 	for line := range strings.SplitSeq(strings.TrimRight(output, "\n"), "\n") {
-		in.logger.Info(line, "method", method.Short(), "stream", "output")
+		if in.opts.logs.allow(len(line)) {
+			in.logger.Info(line, "method", method.Short(), "stream", "output")
+		}
 	}
 }

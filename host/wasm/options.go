@@ -79,6 +79,8 @@ type options struct {
 	interrupt     Interrupt
 	logger        logr.Logger
 	restore       RestoreFunc
+	// logs bounds the policy's log, shared by its instances.
+	logs *logLimiter
 }
 
 func defaultOptions() options {
@@ -89,6 +91,7 @@ func defaultOptions() options {
 		responseLimit: DefaultResponseLimit,
 		outputLimit:   DefaultOutputLimit,
 		interrupt:     InterruptInstrumented,
+		logs:          newLogLimiter(),
 		logger:        logr.FromSlogHandler(slog.Default().Handler()),
 	}
 }

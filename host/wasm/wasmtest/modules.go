@@ -53,6 +53,13 @@ func AnsweringModule(answer []byte, requestRoom uint32) []byte {
 	return rawModule{answer: answer, requestRoom: requestRoom}.encode()
 }
 
+// LoggingModule returns a hand-assembled policy module whose every call
+// logs message n times at info level through the host's log import, then
+// answers answer.
+func LoggingModule(n int32, message, answer []byte) []byte {
+	return rawModule{answer: answer, logs: n, message: message}.encode()
+}
+
 func mustMarshal(m interface{ MarshalVT() ([]byte, error) }) []byte {
 	b, err := m.MarshalVT()
 	if err != nil {
@@ -70,6 +77,10 @@ type rawModule struct {
 	version     []byte
 	answer      []byte
 	requestRoom uint32
+	// logs is how many times the call logs message (then the log import is
+	// function 0 and every other function moves up by one).
+	logs    int32
+	message []byte
 }
 
 func (m rawModule) encode() []byte {
@@ -82,37 +93,56 @@ func (m rawModule) encode() []byte {
 	if m.requestRoom == 0 {
 		m.requestRoom = 1 << 20
 	}
-	reqBuf := (answerOffset + uint32(len(m.answer)) + 7) &^ 7
+	msgOffset := answerOffset + uint32(len(m.answer))
+	reqBuf := (msgOffset + uint32(len(m.message)) + 7) &^ 7
 	pages := (uint64(reqBuf) + uint64(m.requestRoom) + 0xffff) >> 16
 	reqBody := append(appendS64([]byte{0x00, 0x41}, int64(int32(reqBuf))), 0x0b)
-	callBody := append(appendS64([]byte{0x00, 0x42}, int64(uint64(answerOffset)<<32|uint64(len(m.answer)))), 0x0b)
+	callBody := []byte{0x00}
+	first := uint32(0) // index of the first defined function
+	if m.logs > 0 {
+		first = 1
+		// local i32 $i (index 2, after the two parameters); loop: log(info, msg, len); $i++; br_if $i < logs
+		callBody = []byte{0x01, 0x01, 0x7f, 0x03, 0x40}
+		callBody = appendS64(append(callBody, 0x41), int64(3))
+		callBody = appendS64(append(callBody, 0x41), int64(int32(msgOffset)))
+		callBody = appendS64(append(callBody, 0x41), int64(len(m.message)))
+		callBody = append(callBody, 0x10, 0x00, 0x20, 0x02, 0x41, 0x01, 0x6a, 0x22, 0x02, 0x41)
+		callBody = append(appendS64(callBody, int64(m.logs)), 0x48, 0x0d, 0x00, 0x0b)
+	}
+	callBody = append(appendS64(append(callBody, 0x42), int64(uint64(answerOffset)<<32|uint64(len(m.answer)))), 0x0b)
 
 	export := func(dst []byte, name string, kind byte, idx uint32) []byte {
 		return wasmbin.AppendU32(append(wasmbin.AppendName(dst, name), kind), idx)
 	}
 	exports := []byte{5}
 	exports = export(exports, abi.ExportMemory, 0x02, 0)
-	exports = export(exports, abi.ExportInitialize, 0x00, 0)
-	exports = export(exports, abi.ExportABIVersion, 0x00, 1)
-	exports = export(exports, abi.ExportRequestBuffer, 0x00, 2)
-	exports = export(exports, abi.ExportCall, 0x00, 3)
+	exports = export(exports, abi.ExportInitialize, 0x00, first)
+	exports = export(exports, abi.ExportABIVersion, 0x00, first+1)
+	exports = export(exports, abi.ExportRequestBuffer, 0x00, first+2)
+	exports = export(exports, abi.ExportCall, 0x00, first+3)
 
 	code := []byte{4}
 	for _, body := range [][]byte{m.init, m.version, reqBody, callBody} {
 		code = append(wasmbin.AppendU32(code, uint32(len(body))), body...)
 	}
 	data := append(appendS64([]byte{1, 0x00, 0x41}, int64(answerOffset)), 0x0b)
-	data = append(wasmbin.AppendU32(data, uint32(len(m.answer))), m.answer...)
+	data = append(wasmbin.AppendU32(data, uint32(len(m.answer)+len(m.message))), m.answer...)
+	data = append(data, m.message...)
 
 	sections := []wasmbin.Section{
-		// () -> (), () -> i32, (i32) -> i32, (i32, i32) -> i64
-		{ID: wasmbin.SectionType, Payload: []byte{4, 0x60, 0, 0, 0x60, 0, 1, 0x7f, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x7f, 0x7f, 1, 0x7e}},
-		{ID: wasmbin.SectionFunction, Payload: []byte{4, 0, 1, 2, 3}},
-		{ID: wasmbin.SectionMemory, Payload: wasmbin.AppendU32([]byte{1, 0x00}, uint32(pages))},
-		{ID: wasmbin.SectionExport, Payload: exports},
+		// () -> (), () -> i32, (i32) -> i32, (i32, i32) -> i64, (i32, i32, i32) -> ()
+		{ID: wasmbin.SectionType, Payload: []byte{5, 0x60, 0, 0, 0x60, 0, 1, 0x7f, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x7f, 0x7f, 1, 0x7e, 0x60, 3, 0x7f, 0x7f, 0x7f, 0}},
 	}
+	if m.logs > 0 {
+		imp := wasmbin.AppendName(wasmbin.AppendName([]byte{1}, abi.HostModule), abi.HostLog)
+		sections = append(sections, wasmbin.Section{ID: wasmbin.SectionImport, Payload: append(imp, 0x00, 4)})
+	}
+	sections = append(sections,
+		wasmbin.Section{ID: wasmbin.SectionFunction, Payload: []byte{4, 0, 1, 2, 3}},
+		wasmbin.Section{ID: wasmbin.SectionMemory, Payload: wasmbin.AppendU32([]byte{1, 0x00}, uint32(pages))},
+		wasmbin.Section{ID: wasmbin.SectionExport, Payload: exports})
 	if m.start {
-		sections = append(sections, wasmbin.Section{ID: wasmbin.SectionStart, Payload: []byte{0}})
+		sections = append(sections, wasmbin.Section{ID: wasmbin.SectionStart, Payload: []byte{byte(first)}})
 	}
 	sections = append(sections,
 		wasmbin.Section{ID: wasmbin.SectionCode, Payload: code},
