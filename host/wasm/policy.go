@@ -48,7 +48,7 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 		return nil, err
 	}
 	p := &Policy{name: name, opts: o, logger: o.logger.WithValues("policy", name), metadata: md}
-	c, err := compile(ctx, name, module, &p.opts, hostLog(p.logger))
+	c, err := compile(ctx, name, module, &p.opts, hostLog(p.logger, o.logs))
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +66,10 @@ func (p *Policy) Name() string { return p.name }
 // Metadata is the module's metadata section, nil if it has none (an unsealed
 // module).
 func (p *Policy) Metadata() *abi.PolicyMetadata { return p.metadata.CloneVT() }
+
+// DroppedLogs counts the log messages and output lines of the policy dropped
+// since Load for exceeding MaxLogMessagesPerCall or LogBytesPerSecond.
+func (p *Policy) DroppedLogs() uint64 { return p.opts.logs.total.Load() }
 
 // Rebuilds counts instances built after a failure.
 func (p *Policy) Rebuilds() uint64 { return p.rebuilds.Load() }
