@@ -13,6 +13,7 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/policies/balloons"
 )
 
 // The golden cases: nri-plugins' balloons e2e cases
@@ -86,6 +87,8 @@ type fidelityExpect struct {
 // runtime holds. Sets are CPU lists ("0-3,8").
 type containerExpect struct {
 	CPUs     *int           `json:"cpus"`     // how many CPUs
+	MinCPUs  int            `json:"minCPUs"`  // at least this many CPUs
+	MaxCPUs  int            `json:"maxCPUs"`  // at most this many CPUs
 	Nodes    string         `json:"nodes"`    // the NUMA nodes of its CPUs, exactly
 	Mems     string         `json:"mems"`     // its cpuset.mems, exactly
 	Within   string         `json:"within"`   // its CPUs are a subset
@@ -133,6 +136,16 @@ func runFidelity(t *testing.T, open opener, machine, dir string) {
 	var expects []fidelityExpect
 	readYAML(t, filepath.Join(dir, "scenario.yaml"), &sc)
 	readYAML(t, filepath.Join(dir, "expect.yaml"), &expects)
+	if cfg, err := balloons.ParseConfig(config); err == nil {
+		// The invariants let these namespaces into the reserved balloon.
+		ns := cfg.ReservedPoolNamespaces
+		for _, bt := range cfg.BalloonTypes {
+			if bt.Name == "reserved" {
+				ns = append(ns, bt.Namespaces...)
+			}
+		}
+		reservedNamespaces[t.Name()] = ns
+	}
 	h := mustOpen(t, open, machine, string(config))
 	ids := map[string]string{} // container name → id, as simulate names them
 	next := 0
@@ -232,12 +245,20 @@ func milliOf(q string) (int64, error) {
 	return int64(f*1000 + 0.5), nil
 }
 
-// cpusOf is what the runtime holds for a container, by name.
+// cpusOf is what the runtime holds for a container, by name: every CPU
+// when the policy left its cpuset alone.
 func (h *harness) cpusOf(ids map[string]string, name string) cpuset.Set {
 	h.tb.Helper()
 	c := h.ctrs[ids[name]]
 	if c == nil {
 		h.tb.Fatalf("no running container %s", name)
+	}
+	if c.GetAssignment().GetCpusetCpus() == "" {
+		var all []uint32
+		for _, cpu := range h.topo.Cpus {
+			all = append(all, cpu.Id)
+		}
+		return cpuset.New(all...)
 	}
 	return mustSet(h.tb, c.GetAssignment().GetCpusetCpus())
 }
@@ -247,6 +268,9 @@ func (h *harness) expect(where string, ids map[string]string, name string, e con
 	cpus := h.cpusOf(ids, name)
 	if e.CPUs != nil && cpus.Size() != *e.CPUs {
 		h.tb.Errorf("%s: %d CPUs (%s), want %d", where, cpus.Size(), cpus, *e.CPUs)
+	}
+	if e.MinCPUs > 0 && cpus.Size() < e.MinCPUs || e.MaxCPUs > 0 && cpus.Size() > e.MaxCPUs {
+		h.tb.Errorf("%s: %d CPUs (%s), want %d to %d", where, cpus.Size(), cpus, e.MinCPUs, e.MaxCPUs)
 	}
 	if e.Nodes != "" {
 		var nodes []uint32
