@@ -89,7 +89,9 @@ type containerExpect struct {
 	CPUs     *int           `json:"cpus"`     // how many CPUs
 	MinCPUs  int            `json:"minCPUs"`  // at least this many CPUs
 	MaxCPUs  int            `json:"maxCPUs"`  // at most this many CPUs
+	Cores    int            `json:"cores"`    // on how many physical cores
 	Nodes    string         `json:"nodes"`    // the NUMA nodes of its CPUs, exactly
+	NotNodes string         `json:"notNodes"` // none of its CPUs on these NUMA nodes
 	Mems     string         `json:"mems"`     // its cpuset.mems, exactly
 	Within   string         `json:"within"`   // its CPUs are a subset
 	CountIn  map[string]int `json:"countIn"`  // how many of its CPUs each set holds
@@ -272,16 +274,27 @@ func (h *harness) expect(where string, ids map[string]string, name string, e con
 	if e.MinCPUs > 0 && cpus.Size() < e.MinCPUs || e.MaxCPUs > 0 && cpus.Size() > e.MaxCPUs {
 		h.tb.Errorf("%s: %d CPUs (%s), want %d to %d", where, cpus.Size(), cpus, e.MinCPUs, e.MaxCPUs)
 	}
-	if e.Nodes != "" {
-		var nodes []uint32
-		for _, n := range h.topo.NumaNodes {
-			if cpuset.New(n.Cpus...).Intersects(cpus) {
-				nodes = append(nodes, n.Id)
+	if e.Cores > 0 {
+		cores := map[string]bool{}
+		for _, c := range h.topo.Cpus {
+			if cpus.Contains(c.Id) {
+				cores[fmt.Sprint(c.ThreadSiblings)] = true
 			}
 		}
-		if got := cpuset.New(nodes...); !got.Equal(mustSet(h.tb, e.Nodes)) {
-			h.tb.Errorf("%s: CPUs %s on nodes %s, want nodes %s", where, cpus, got, e.Nodes)
+		if len(cores) != e.Cores {
+			h.tb.Errorf("%s: CPUs %s on %d cores, want %d", where, cpus, len(cores), e.Cores)
 		}
+	}
+	var nodes []uint32
+	for _, n := range h.topo.NumaNodes {
+		if cpuset.New(n.Cpus...).Intersects(cpus) {
+			nodes = append(nodes, n.Id)
+		}
+	}
+	if got := cpuset.New(nodes...); e.Nodes != "" && !got.Equal(mustSet(h.tb, e.Nodes)) {
+		h.tb.Errorf("%s: CPUs %s on nodes %s, want nodes %s", where, cpus, got, e.Nodes)
+	} else if e.NotNodes != "" && got.Intersects(mustSet(h.tb, e.NotNodes)) {
+		h.tb.Errorf("%s: CPUs %s on nodes %s, want none on %s", where, cpus, got, e.NotNodes)
 	}
 	if e.Mems != "" {
 		if got := h.ctrs[ids[name]].GetAssignment().GetCpusetMems(); got != e.Mems {
