@@ -34,6 +34,8 @@ var fidelityMachines = []struct {
 	m    func() topologytest.Machine
 }{
 	{"n4c16", topologytest.N4C16},
+	// n4c16 booted with isolcpus=0,1 (test22-isolcpus sets it).
+	{"n4c16-isolcpus", func() topologytest.Machine { m := topologytest.N4C16(); m.Isolated = "0-1"; return m }},
 }
 
 // fidelityScenario is the part of the scenario file the cases use.
