@@ -79,6 +79,8 @@ type options struct {
 	interrupt     Interrupt
 	logger        logr.Logger
 	restore       RestoreFunc
+	// resealing skips the check of sealed metadata against Info (Seal).
+	resealing bool
 	// logs bounds the policy's log, shared by its instances.
 	logs *logLimiter
 }

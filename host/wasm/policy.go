@@ -53,7 +53,7 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 		return nil, err
 	}
 	p.compiled = c
-	if p.inst, err = p.newInstance(ctx); err != nil {
+	if p.inst, err = p.newInstance(ctx, md != nil && !o.resealing); err != nil {
 		_ = c.close(ctx)
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (p *Policy) Call(ctx context.Context, method abi.Method, req abi.Message) (
 		return nil, &CallError{Policy: p.name, Method: method, Kind: ErrClosed}
 	}
 	if p.inst == nil {
-		inst, err := p.newInstance(ctx)
+		inst, err := p.newInstance(ctx, false)
 		if err != nil {
 			return nil, err
 		}
@@ -122,11 +122,18 @@ func (p *Policy) Discard(ctx context.Context) {
 	}
 }
 
-// newInstance instantiates the module and runs the RestoreFunc on it.
-func (p *Policy) newInstance(ctx context.Context) (*instance, error) {
+// newInstance instantiates the module and runs the RestoreFunc on it; with
+// sealed, it first checks that Info agrees with the sealed metadata.
+func (p *Policy) newInstance(ctx context.Context, sealed bool) (*instance, error) {
 	inst, err := instantiate(ctx, p.name, p.compiled, &p.opts, p.logger)
 	if err != nil {
 		return nil, err
+	}
+	if sealed {
+		if err := checkSealed(ctx, p.name, p.metadata, instanceTransport{inst}); err != nil {
+			inst.close(ctx)
+			return nil, err
+		}
 	}
 	if p.opts.restore == nil {
 		return inst, nil
