@@ -280,6 +280,16 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
 	log := d.log.WithValues("claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID)
 	c := claimToABI(claim, d.o.DriverName)
+	for _, r := range c.GetResults() {
+		// This node publishes one pool, named after the node: a device of
+		// another pool is another node's, whose CPUs these are not.
+		if r.GetPool() != d.o.NodeName {
+			err := fmt.Errorf("prepare claim %s/%s: request %q is allocated device %q of pool %q, not this node's pool %q",
+				claim.Namespace, claim.Name, r.GetRequest(), r.GetDevice(), r.GetPool(), d.o.NodeName)
+			log.Error(err, "prepare refused")
+			return kubeletplugin.PrepareResult{Err: err}
+		}
+	}
 	var ids []string
 	resp, err := d.m.PrepareClaim(ctx, c, func(r *abi.AllocateResponse) (err error) {
 		ids, err = d.o.CDI.Write(c.GetUid(), r.GetDevices())

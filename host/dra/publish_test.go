@@ -1,8 +1,10 @@
 package dra_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,5 +74,29 @@ func TestDevicesPublishedOnlyOnceWritten(t *testing.T) {
 			t.Fatalf("no \"devices published\" within 60 s of the API server answering:\n%s", log.b.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPrepareRefusesAnotherNodesPool: a claim allocated a device of node-b's
+// pool is refused on node-a, naming the pool, before the policy takes CPUs
+// or a CDI spec is written.
+func TestPrepareRefusesAnotherNodesPool(t *testing.T) {
+	claim := allocatedClaim("5d0c2b7e-1f3a-4c8e-9b6d-7e8f9a0b1c2d", "cpudevnuma001", "2")
+	claim.Status.Allocation.Devices.Results[0].Pool = "node-b"
+	e := start(t, claim)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.plugin.Prepare(ctx, ref(claim))
+	if err == nil || !strings.Contains(err.Error(), `pool "node-b"`) || !strings.Contains(err.Error(), `"node-a"`) {
+		t.Fatalf("Prepare of a claim on node-b's pool: %v, want a refusal naming pool \"node-b\" and this node's \"node-a\"", err)
+	}
+	if got := e.m.PreparedClaims(); len(got) != 0 {
+		t.Errorf("journaled claims = %q, want none", got)
+	}
+	if _, err := os.Stat(e.cdi.Path(string(claim.UID))); !os.IsNotExist(err) {
+		t.Errorf("a CDI spec was written for the refused claim: %v", err)
 	}
 }
