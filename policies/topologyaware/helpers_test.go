@@ -123,7 +123,7 @@ func bestEffort(id string) spec {
 func system(id string, milli int64) spec {
 	return spec{id: id, ns: "kube-system", qos: abi.QOSClass_QOS_CLASS_BURSTABLE, milli: milli}
 }
-func (s spec) in(ns string) spec { s.ns = ns; return s }
+func (s spec) in(ns string) spec        { s.ns = ns; return s }
 func (s spec) limited(milli int64) spec { s.limit = milli; return s }
 func (s spec) with(k, v string) spec {
 	a := map[string]string{k: v}

@@ -152,7 +152,8 @@ func (s *state) choose(fits func(*pool) bool, cmpPools order) *pool {
 	order := make([]*pool, 0, len(s.pools))
 	free := make([]int64, len(s.pools))
 	before := func(a, b *pool) bool { return cmpPools(a, b, free) < 0 } // a is tried before b
-	for _, p := range s.pools { // insertion: a few dozen pools
+	// Insertion sort: a few dozen pools.
+	for _, p := range s.pools {
 		free[p.id] = p.free()
 		i := len(order)
 		order = append(order, p)
