@@ -45,6 +45,18 @@ func Server2Socket4NodesInterleaved() Machine {
 	}
 }
 
+// N4C16: nri-plugins' e2e VM "n4c16" (test/e2e/policies.test-suite/
+// topology-aware/n4c16/topology.var.json: 2 packages of 2 NUMA nodes of 2
+// cores, 2 GiB each): 16 CPUs numbered as QEMU does, a core's threads
+// adjacent, 4 CPUs per node (node N holds cpus 4N-4N+3).
+func N4C16() Machine {
+	return Machine{
+		Sockets: 2, NodesPerDie: 2, CoresPerNode: 2, ThreadsPerCore: 2,
+		AdjacentThreads: true,
+		MemPerNodeGiB:   2,
+	}
+}
+
 // Server4Socket144CPU: 4 sockets of 2 dies, one node per die (8 nodes), 9
 // cores per node, 2 threads.
 func Server4Socket144CPU() Machine {
