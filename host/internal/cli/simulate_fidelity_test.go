@@ -204,4 +204,3 @@ func checkStep(t *testing.T, topo *abi.Topology, step int, e expectation, live m
 	disjoint("NUMA node", e.DisjointNodes, func(n string) map[uint32]bool { _, _, nodes, _ := shape(n); return nodes })
 	disjoint("package", e.DisjointPackages, func(n string) map[uint32]bool { _, _, _, p := shape(n); return p })
 }
-
