@@ -32,6 +32,40 @@ func (o *allocOpts) tierOf(id uint32) int {
 	return len(o.prefer)
 }
 
+// hintsFor is o for taking n of the free CPUs (nFree of them): as
+// nri-plugins' resizeCpusWithDevices applies topology hints, a preferred set
+// counts only if it has n free CPUs, all the CPUs asked for, and the
+// avoided CPUs are avoided only if n free CPUs lie outside them; a hint
+// that cannot be met whole is dropped, not met in part.
+func (o *allocOpts) hintsFor(free []bool, nFree, n int) *allocOpts {
+	freeIn := func(set cpuset.Set) int {
+		c := 0
+		for id := range set.All() {
+			if int(id) < len(free) && free[id] {
+				c++
+			}
+		}
+		return c
+	}
+	var prefer []cpuset.Set
+	dropped := false
+	for _, p := range o.prefer {
+		if freeIn(p) >= n {
+			prefer = append(prefer, p)
+		} else {
+			dropped = true
+		}
+	}
+	avoid := o.avoid
+	if !avoid.IsEmpty() && nFree-freeIn(avoid) < n {
+		avoid, dropped = cpuset.Set{}, true
+	}
+	if !dropped {
+		return o
+	}
+	return &allocOpts{prefer: prefer, avoid: avoid, balance: o.balance, spread: o.spread}
+}
+
 // counts tracks how many CPUs of a set fall in each core, L2 cache, node,
 // die and package.
 type counts struct {
@@ -98,6 +132,7 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 	if nFree < n {
 		return cpuset.Set{}, false
 	}
+	o = o.hintsFor(free, nFree, n)
 	have := ix.haveOf(cur)
 	plain := len(o.prefer) == 0 && o.avoid.IsEmpty()
 	picked := make([]uint32, 0, n)

@@ -38,8 +38,10 @@
 //	    preferCoreType: performance      # or efficient
 //	    hideHyperthreads: false          # containers get one thread per core
 //	    memoryTypes: [DRAM]              # DRAM, HBM, PMEM
-//	    components: [{balloonType: a}, {balloonType: b}]  # a composite balloon: its CPUs are its parts'
-//	    componentCreation: all           # or balance-balloons: one part, of the type with fewest instances
+//	    components: [{balloonType: a}, {balloonType: b}]  # a composite balloon: its CPUs are its parts',
+//	                                     # which may be composite too ("reserved" may be composite)
+//	    componentCreation: all           # or balance-balloons: one part, the first whose type and the types
+//	                                     # it is made of have the fewest instances
 //	    publishDRADevices: false         # ours: each instance 0…maxBalloons-1 is a DRA device
 //
 // Pod annotations (container form wins over pod form, which wins over the

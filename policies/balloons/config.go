@@ -283,8 +283,39 @@ func (c *Config) validate() error {
 		if err := t.validate(i, index, c.BalloonTypes); err != nil {
 			return err
 		}
+		if t.Name == reservedType && len(t.Components) > 0 && c.ReservedResources.CPU.isSet() {
+			// nri-plugins refuses it too: a reserved cpuset becomes a
+			// preferCloseToDevices of the reserved type, which a
+			// composite type may not have.
+			return policyconfig.Errorf(field("reservedResources", "cpu"), "a cpuset cannot size a composite reserved balloon type (balloonTypes[%d]): give a quantity", i)
+		}
 	}
 	return nil
+}
+
+// componentLoop follows the components of type k (by index) and returns the
+// chain of type names that leads back to type i, or nil if none does.
+func componentLoop(all []*BalloonType, index map[string]int, k, i int) []string {
+	seen := map[int]bool{}
+	var walk func(k int) []string
+	walk = func(k int) []string {
+		if k == i {
+			return []string{all[k].Name}
+		}
+		if seen[k] {
+			return nil
+		}
+		seen[k] = true
+		for _, comp := range all[k].Components {
+			if next, ok := index[comp.BalloonType]; ok {
+				if rest := walk(next); rest != nil {
+					return append([]string{all[k].Name}, rest...)
+				}
+			}
+		}
+		return nil
+	}
+	return walk(k)
 }
 
 func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) error {
@@ -328,12 +359,35 @@ func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) 
 			return policyconfig.Errorf(f("components", j, "balloonType"), "no balloon type %q", comp.BalloonType)
 		case k == i:
 			return policyconfig.Errorf(f("components", j, "balloonType"), "a balloon type cannot be its own component")
-		case len(all[k].Components) > 0:
-			return policyconfig.Errorf(f("components", j, "balloonType"), "%q is composite itself", comp.BalloonType)
+		case all[k].PublishDRADevices:
+			return policyconfig.Errorf(f("components", j, "balloonType"), "%q publishes DRA devices: its instances are claimed, not parts", comp.BalloonType)
+		}
+		if loop := componentLoop(all, index, k, i); loop != nil {
+			return policyconfig.Errorf(f("components", j, "balloonType"), "%q is composed of %s again: %s", comp.BalloonType, t.Name,
+				strings.Join(append([]string{t.Name}, loop...), " → "))
 		}
 	}
-	if len(t.Components) > 0 && (t.Name == reservedType || t.Name == defaultType) {
-		return policyconfig.Errorf(f("components"), "the built-in %s type cannot be composite", t.Name)
+	if len(t.Components) > 0 {
+		// As nri-plugins (validateConfig): a composite balloon's CPUs are
+		// its parts', so the options that pick CPUs belong to the parts.
+		var set []string
+		for _, o := range []struct {
+			name string
+			on   bool
+		}{
+			{"preferSpreadOnPhysicalCores", t.PreferSpreadOnPhysicalCores != nil},
+			{"allocatorTopologyBalancing", t.AllocatorTopologyBalancing != nil},
+			{"preferCloseToDevices", len(t.PreferCloseToDevices) > 0},
+			{"preferIsolCpus", t.PreferIsolCpus},
+			{"preferCoreType", t.PreferCoreType != ""},
+		} {
+			if o.on {
+				set = append(set, o.name)
+			}
+		}
+		if len(set) > 0 {
+			return policyconfig.Errorf(f(set[0]), "a composite balloon type's CPUs are its components': set %s on the component types", strings.Join(set, ", "))
+		}
 	}
 	if t.PublishDRADevices {
 		switch {
