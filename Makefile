@@ -29,7 +29,28 @@ RUST_OUT := $(RUST_TARGET_DIR)/wasm32-wasi/release
 # containerd, runc and crictl for the integration tests, cached outside the repository.
 INTEGRATION_BIN ?= $(HOME)/.cache/nriwasm-integration/bin
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration rust-deps rust-policies rust
+# Fuzz targets (package:function): every parser of untrusted bytes. make fuzz
+# runs each for FUZZTIME; a crasher lands in the package's testdata/fuzz/, the
+# seed corpus, and is committed with its fix.
+FUZZ_TARGETS := \
+	./host/wasm/internal/wasmbin:FuzzParse \
+	./host/wasm/internal/wasmbin:FuzzSetCustomSection \
+	./host/wasm/internal/interrupt:FuzzInstrument \
+	./host/wasm:FuzzResponse \
+	./host/validate:FuzzAdjustment \
+	./host/state:FuzzUnmarshal \
+	./abi/cpuset:FuzzParseList \
+	./host/config:FuzzParse \
+	./host/config:FuzzParseQuantity \
+	./host/internal/scenario:FuzzParse \
+	./host/internal/scenario:FuzzParseQuantity \
+	./host/oci/ref:FuzzParse \
+	./host/topology:FuzzDiscover \
+	./host/topology:FuzzParseSize
+FUZZTIME ?= 10m
+FUZZFLAGS ?=
+
+.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -79,6 +100,15 @@ build: ## build bin/nriwasm (the built-in policies are embedded)
 
 test: ## run every test
 	$(GO) test ./...
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 10m; FUZZFLAGS=-parallel=1 on a shared machine)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $${t%%:*} $${t##*:} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) "$${t%%:*}"; \
+	done
+
+fuzz-short: ## run every fuzz target for a few seconds (CI)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 race: ## run the concurrent packages' tests under the race detector: the ABI, the SDK, the Wasm host and the agent
 	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \

@@ -157,10 +157,13 @@ func (m *Manager) restore(ctx context.Context, t abi.Transport) error {
 }
 
 // Ready reports nil once the policy is loaded and the first NRI Synchronize has
-// been handled.
+// been handled, and while the checkpoint can be saved.
 func (m *Manager) Ready() error {
 	if !m.synced.Load() {
 		return errors.New("waiting for the runtime's first Synchronize")
+	}
+	if err := m.saver.failing.Load(); err != nil {
+		return fmt.Errorf("checkpoint cannot be saved (state directory %s): %w", m.cfg.StateDir, *err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package resmgr
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nriwasm/nriwasm/host/state"
@@ -26,6 +27,9 @@ type saver struct {
 	savedAt uint64     // journal generation of the last successful save
 	saved   bool
 	buf     []byte // the encoded journal, reused
+	// failing holds the last save's error while saves fail (a read-only
+	// state directory); Ready reports it.
+	failing atomic.Pointer[error]
 }
 
 func newSaver(ck *state.Checkpoint) *saver {
@@ -78,7 +82,11 @@ func (m *Manager) save() {
 	s.buf = buf
 	if err := s.ck.SaveEncoded(buf); err != nil {
 		m.log.Error(err, "checkpoint not saved; will retry on the next change")
+		s.failing.Store(&err)
+		m.metrics.CheckpointSaved(false)
 		return
 	}
 	s.saved, s.savedAt = true, gen
+	s.failing.Store(nil)
+	m.metrics.CheckpointSaved(true)
 }
