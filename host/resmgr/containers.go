@@ -42,6 +42,9 @@ func (m *Manager) Synchronize(ctx context.Context, pods []*abi.PodSandbox, conta
 		return nil, nil
 	}
 	updates, _ := m.acceptUpdates(abi.Method_METHOD_SYNCHRONIZE, resp.GetUpdates(), "")
+	if err := m.saveNow(); err != nil {
+		m.log.Error(err, "synchronized journal not saved before the answer; the background saver retries")
+	}
 	m.log.Info("synchronized", "pods", len(pods), "containers", len(containers), "forgotten", len(forgotten), "updates", len(updates))
 	return updates, nil
 }
@@ -97,6 +100,9 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 		m.metrics.FailedOpen()
 		m.journal.AddContainer(c, nil)
 		m.changed()
+		if err := m.saveNow(); err != nil {
+			log.Error(err, "fail-open container not saved before the answer; the background saver retries")
+		}
 		return &abi.ContainerAdjustment{}, nil, nil
 	}
 	adj := resp.GetAdjustment()
@@ -106,6 +112,12 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	m.journal.AddContainer(c, adj)
 	updates, _ := m.acceptUpdates(method, resp.GetUpdates(), c.GetId())
 	m.changed()
+	// The placement is on disk before the runtime acts on it: a crash right
+	// after the answer would otherwise place the container again, elsewhere,
+	// at the next Synchronize (docs/agent.md has the cost).
+	if err := m.saveNow(); err != nil {
+		log.Error(err, "placement not saved before the answer; the background saver retries")
+	}
 	if log.V(1).Enabled() {
 		log.V(1).Info("container created", "cpus", adj.GetCpusetCpus(), "mems", adj.GetCpusetMems(), "updates", len(updates))
 	}

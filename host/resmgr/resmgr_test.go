@@ -200,3 +200,31 @@ func TestShutdown(t *testing.T) {
 		t.Fatalf("Run = %v, want the component's error", err)
 	}
 }
+
+// TestCreateContainerIsOnDiskBeforeTheAnswer: the placement CreateContainer
+// answers is in the checkpoint on disk when the answer leaves, so a kill -9
+// right after it loses nothing (the background saver waits 50 ms and, here,
+// never runs: the manager is not started).
+func TestCreateContainerIsOnDiskBeforeTheAnswer(t *testing.T) {
+	var dir string
+	m := newManager(t, newFake(nil), func(c *config.Config) { dir = c.StateDir })
+	ctx := context.Background()
+	if _, err := m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	pod, c := container("c1", "2-3")
+	if _, err := m.RunPodSandbox(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.CreateContainer(ctx, pod, c); err != nil {
+		t.Fatal(err)
+	}
+	j, err := state.NewCheckpoint(dir).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := j.Container("c1")
+	if !ok || got.GetAssignment().GetCpusetCpus() != "2-3" {
+		t.Fatalf("checkpoint on disk right after the answer: container c1 %v, assignment %v; want cpus 2-3", ok, got.GetAssignment())
+	}
+}
