@@ -28,6 +28,10 @@ func (m *Manager) Synchronize(ctx context.Context, pods []*abi.PodSandbox, conta
 	defer m.mu.Unlock()
 	defer m.synced.Store(true)
 	forgotten, annotated := m.journal.Reconcile(pods, containers)
+	m.preexisting = make(map[string]bool, len(pods))
+	for _, p := range pods {
+		m.preexisting[p.GetId()] = true
+	}
 	m.changed()
 	for _, c := range forgotten {
 		m.log.Info("forgetting a container the runtime no longer has", "containerID", c.GetId(), "container", c.GetName())
@@ -54,6 +58,7 @@ func (m *Manager) RunPodSandbox(ctx context.Context, pod *abi.PodSandbox) ([]*ab
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.journal.AddPod(pod)
+	delete(m.preexisting, pod.GetId())
 	m.changed()
 	var resp *abi.RunPodSandboxResponse
 	err := m.call(ctx, abi.Method_METHOD_RUN_POD_SANDBOX, func(ctx context.Context) (err error) {
@@ -74,6 +79,9 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	log := m.ctrLog(pod, c)
+	if _, ok := m.journal.Pod(pod.GetId()); !ok { // forgotten with its last container (forgetPreexisting)
+		m.journal.AddPod(pod)
+	}
 	var resp *abi.CreateContainerResponse
 	method := abi.Method_METHOD_CREATE_CONTAINER
 	err := m.call(ctx, method, func(ctx context.Context) (err error) {
