@@ -50,7 +50,7 @@ FUZZ_TARGETS := \
 FUZZTIME ?= 10m
 FUZZFLAGS ?=
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration rust-deps rust-policies rust fuzz fuzz-short
+.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration soak rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -146,6 +146,13 @@ integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, 
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/helm-deps
 
 integration: integration-deps ## run the tests against a real containerd, kube-apiserver and helm (as root)
-	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v ./integration/...
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v $$($(GO) list -tags integration ./integration/... | grep -v /integration/soak)
+
+# How long `make soak` runs; .ci/run passes a shorter one.
+SOAK_DURATION ?= 10m
+
+soak: ## run the agent against real containerd under churn, kill -9, restarts and live changes for SOAK_DURATION (as root)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
+	SOAK_DURATION=$(SOAK_DURATION) NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v -timeout 0 -run TestSoak ./integration/soak/
 
 ci: tools lint check-generated test integration ## what .ci/run does

@@ -89,6 +89,11 @@ type Manager struct {
 	synced     atomic.Bool // the first Synchronize was handled
 	wantsDRA   bool        // the policy's configuration asks for DRA devices
 	updateSink func([]*abi.ContainerUpdate)
+	// preexisting are the pods the last Synchronize reported and no
+	// RunPodSandbox announced since: containerd sends no pod events for pods
+	// older than its restart, so such a pod is forgotten with its last
+	// container.
+	preexisting map[string]bool
 
 	saver *saver
 	life  lifecycle
