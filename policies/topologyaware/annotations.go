@@ -16,6 +16,7 @@ const (
 	keyPreferReservedCPUs = "prefer-reserved-cpus." + annotationDomain
 	keyPreserveCPU        = "cpu.preserve." + annotationDomain
 	keyPreserveMemory     = "memory.preserve." + annotationDomain
+	keyUnlimitedBurstable = "unlimited-burstable." + annotationDomain
 )
 
 // effectiveAnnotation finds key for container c of pod: the container-scoped

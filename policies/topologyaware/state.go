@@ -78,14 +78,22 @@ func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
 	return s, nil
 }
 
-// levelOf is the pool level of a topology level's name.
+// levelOf is the pool level of a topology level's name; package for one
+// it does not know.
 func levelOf(name string) level {
+	lv, _ := levelByName(name)
+	return lv
+}
+
+// levelByName is the pool level of a topology level's name, and whether
+// the name is one.
+func levelByName(name string) (level, bool) {
 	for lv, n := range []string{"system", "package", "die", "numa"} {
 		if n == name {
-			return level(lv)
+			return level(lv), true
 		}
 	}
-	return levelSocket
+	return levelSocket, false
 }
 
 // existingLevel is lv when the tree has pools at that level, else the level
