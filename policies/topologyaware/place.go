@@ -21,6 +21,10 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string) (*container, error) {
 	req := s.cfg.classify(pod, spec)
 	c := &container{id: strings.Clone(spec.GetId()), pod: pod, spec: spec, kind: req.kind, milli: req.milli, pinCPU: s.cfg.PinCPU}
+	c.hideHT, _ = boolAnnotation(pod, spec, keyHideHyperthreads)
+	if hint == "" {
+		warnUnimplemented(pod, spec)
+	}
 	claims, err := s.claimsOf(spec)
 	if err != nil {
 		return nil, err
@@ -52,7 +56,14 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		fits := func(p *pool) bool { return p.free() >= req.milli }
 		if h := s.named(hint); h != nil && fits(h) {
 			c.pool = h
-		} else if c.pool = s.choose(fits, s.sharedOrder(pod, spec)); c.pool == nil {
+		} else if c.pool = s.choose(fits, s.sharedOrder(pod, spec)); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
+			// No shared CPU is left anywhere: a container that requests
+			// no CPU still starts, unpinned until shared CPUs come back,
+			// as nri-plugins leaves a grant with an empty cpuset
+			// (pools.go applyGrant).
+			policy.Log.Warnf("container %s: no shared CPUs are left; it runs unpinned until some are", c.id)
+			c.pool, c.milli = s.pools[0], 0
+		} else if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
 				"%dm of shared CPU does not fit: at most %dm is free in any pool", req.milli, s.maxFree())
 		}

@@ -23,6 +23,7 @@ type container struct {
 	isolated bool     // exclusive CPUs that are kernel-isolated
 	claims   []string // the DRA claims it holds (claim)
 	pinCPU   bool     // the policy answers its cpuset_cpus
+	hideHT   bool     // hide-hyperthreads: one thread of each core of its grant
 	mems     string   // the cpuset_mems it was given
 	sent     string   // the cpuset_cpus it was last given ("" when none)
 }
