@@ -59,7 +59,7 @@ func (m Machine) layout() []*lcpu {
 						}
 						for t := 0; t < T; t++ {
 							id := t*numCores + order
-							if m.AdjacentThreads {
+							if m.ThreadsAdjacent {
 								id = order*T + t
 							}
 							if m.Sparse != nil {

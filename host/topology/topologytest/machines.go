@@ -45,18 +45,6 @@ func Server2Socket4NodesInterleaved() Machine {
 	}
 }
 
-// N4C16: nri-plugins' e2e VM "n4c16" (test/e2e/policies.test-suite/
-// topology-aware/n4c16/topology.var.json: 2 packages of 2 NUMA nodes of 2
-// cores, 2 GiB each): 16 CPUs numbered as QEMU does, a core's threads
-// adjacent, 4 CPUs per node (node N holds cpus 4N-4N+3).
-func N4C16() Machine {
-	return Machine{
-		Sockets: 2, NodesPerDie: 2, CoresPerNode: 2, ThreadsPerCore: 2,
-		AdjacentThreads: true,
-		MemPerNodeGiB:   2,
-	}
-}
-
 // Server4Socket144CPU: 4 sockets of 2 dies, one node per die (8 nodes), 9
 // cores per node, 2 threads.
 func Server4Socket144CPU() Machine {
@@ -117,5 +105,16 @@ func Sparse4096CPU8Socket() Machine {
 			{Address: "0000:c1:00.0", Root: "0000:c0:01.1", Vendor: "0x15b3", Device: "0x101d", Class: "0x020000", Node: 15, Driver: "mlx5_core"},
 		},
 		NICs: []NIC{{Name: "ens8np0", PCI: "0000:c1:00.0", MAC: "0c:42:a1:00:00:01", Up: true}},
+	}
+}
+
+// N4C16 is nri-plugins' e2e machine n4c16 (a QEMU guest): 2 sockets of 2
+// nodes, 2 cores per node, 2 threads numbered consecutively: node0 is
+// cpu0-3, cpu0 and cpu1 are siblings; 2 GiB per node.
+func N4C16() Machine {
+	return Machine{
+		Sockets: 2, NodesPerDie: 2, CoresPerNode: 2, ThreadsPerCore: 2,
+		ThreadsAdjacent: true,
+		MemPerNodeGiB:   2,
 	}
 }
