@@ -80,13 +80,15 @@ build: ## build bin/nriwasm (the built-in policies are embedded)
 test: ## run every test
 	$(GO) test ./...
 
-race: ## run the concurrent packages' tests under the race detector
-	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/...
+race: ## run the concurrent packages' tests under the race detector: the ABI, the SDK, the Wasm host and the agent
+	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
+		./host/claimstatus/... ./host/metrics/... ./host/config/... ./host/state/...
 
 bench: ## run the benchmarks (benchstat-friendly output in bench.txt)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./... | tee bench.txt
 
-lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, buf lint and breaking
+lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, go mod tidy, buf lint and breaking
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
