@@ -24,7 +24,9 @@ type Transport interface {
 var ErrWrongResponse = errors.New("policy answered with the wrong response type")
 
 // Client is a typed view of a Transport: one method per call, a policy's Error
-// turned into a *PolicyError.
+// turned into a *PolicyError, grouped updates (ContainerUpdate.also_container_ids)
+// expanded into one update per container, so callers only ever see that form.
+// A malformed group refuses the whole answer with an *AnswerError.
 type Client struct {
 	t Transport
 }
@@ -39,7 +41,13 @@ func (c *Client) Info(ctx context.Context, r *InfoRequest) (*InfoResponse, error
 	return call(ctx, c.t, Method_METHOD_INFO, r, (*Response).GetInfo)
 }
 
+// Init initializes the policy. A request that leaves HostAbiMinor 0 gets
+// ABIMinor: this client speaks every addition of v1 (it expands grouped
+// updates), so the policy may use them.
 func (c *Client) Init(ctx context.Context, r *InitRequest) (*InitResponse, error) {
+	if r.HostAbiMinor == 0 {
+		r.HostAbiMinor = ABIMinor
+	}
 	return call(ctx, c.t, Method_METHOD_INIT, r, (*Response).GetInit)
 }
 
@@ -107,6 +115,17 @@ func call[T any](ctx context.Context, t Transport, m Method, req Message, pick f
 	v := pick(resp)
 	if v == nil {
 		return nil, fmt.Errorf("%s: %w (%T)", m.Short(), ErrWrongResponse, resp.GetResult())
+	}
+	if us := resp.UpdatesField(); us != nil {
+		expanded, err := ExpandUpdates(*us)
+		if err != nil {
+			var ae *AnswerError
+			if errors.As(err, &ae) {
+				ae.Method = m
+			}
+			return nil, err
+		}
+		*us = expanded
 	}
 	return v, nil
 }

@@ -26,5 +26,22 @@ func Example_wire() {
 	// request  0a 03 0a 01 70 12 07 0a 01 78 1a 02 63 31 (14 bytes)
 	// response 4a 02 0a 00
 	// returned 0x0001000000000004
-	// version  0x00010000
+	// version  0x00010001
+}
+
+// Example_groupedUpdate shows the bytes of the grouped update in abi/README.md
+// section 13 and what the host expands it to.
+func Example_groupedUpdate() {
+	u := &abi.ContainerUpdate{ContainerId: "a", CpusetCpus: "0-3", AlsoContainerIds: []string{"b", "c"}}
+	b, _ := u.MarshalVT()
+	fmt.Printf("% x (%d bytes)\n", b, len(b))
+	expanded, _ := abi.ExpandUpdates([]*abi.ContainerUpdate{u})
+	for _, e := range expanded {
+		fmt.Println(e.ContainerId, e.CpusetCpus)
+	}
+	// Output:
+	// 0a 01 61 12 03 30 2d 33 32 01 62 32 01 63 (14 bytes)
+	// a 0-3
+	// b 0-3
+	// c 0-3
 }

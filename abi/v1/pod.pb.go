@@ -838,12 +838,19 @@ type ContainerUpdate struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	ContainerId string                 `protobuf:"bytes,1,opt,name=container_id,json=containerId,proto3" json:"container_id,omitempty"`
 	// Empty fields leave the current value alone.
-	CpusetCpus    string `protobuf:"bytes,2,opt,name=cpuset_cpus,json=cpusetCpus,proto3" json:"cpuset_cpus,omitempty"`
-	CpusetMems    string `protobuf:"bytes,3,opt,name=cpuset_mems,json=cpusetMems,proto3" json:"cpuset_mems,omitempty"`
-	RdtClass      string `protobuf:"bytes,4,opt,name=rdt_class,json=rdtClass,proto3" json:"rdt_class,omitempty"`
-	BlockioClass  string `protobuf:"bytes,5,opt,name=blockio_class,json=blockioClass,proto3" json:"blockio_class,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CpusetCpus   string `protobuf:"bytes,2,opt,name=cpuset_cpus,json=cpusetCpus,proto3" json:"cpuset_cpus,omitempty"`
+	CpusetMems   string `protobuf:"bytes,3,opt,name=cpuset_mems,json=cpusetMems,proto3" json:"cpuset_mems,omitempty"`
+	RdtClass     string `protobuf:"bytes,4,opt,name=rdt_class,json=rdtClass,proto3" json:"rdt_class,omitempty"`
+	BlockioClass string `protobuf:"bytes,5,opt,name=blockio_class,json=blockioClass,proto3" json:"blockio_class,omitempty"`
+	// Since ABI v1.1: more containers that get exactly this change, in this order.
+	// The host expands the update, in place, into one update per container:
+	// container_id's first, then one for each of these. A policy sends it only to a
+	// host whose InitRequest.host_abi_minor is 1 or more (an older host ignores the
+	// field and would update container_id alone). An id listed here must not be
+	// empty nor appear anywhere else in the same answer.
+	AlsoContainerIds []string `protobuf:"bytes,6,rep,name=also_container_ids,json=alsoContainerIds,proto3" json:"also_container_ids,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ContainerUpdate) Reset() {
@@ -909,6 +916,13 @@ func (x *ContainerUpdate) GetBlockioClass() string {
 		return x.BlockioClass
 	}
 	return ""
+}
+
+func (x *ContainerUpdate) GetAlsoContainerIds() []string {
+	if x != nil {
+		return x.AlsoContainerIds
+	}
+	return nil
 }
 
 var File_abi_v1_pod_proto protoreflect.FileDescriptor
@@ -991,7 +1005,7 @@ const file_abi_v1_pod_proto_rawDesc = "" +
 	"\rblockio_class\x18\a \x01(\tR\fblockioClass\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb8\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe6\x01\n" +
 	"\x0fContainerUpdate\x12!\n" +
 	"\fcontainer_id\x18\x01 \x01(\tR\vcontainerId\x12\x1f\n" +
 	"\vcpuset_cpus\x18\x02 \x01(\tR\n" +
@@ -999,7 +1013,8 @@ const file_abi_v1_pod_proto_rawDesc = "" +
 	"\vcpuset_mems\x18\x03 \x01(\tR\n" +
 	"cpusetMems\x12\x1b\n" +
 	"\trdt_class\x18\x04 \x01(\tR\brdtClass\x12#\n" +
-	"\rblockio_class\x18\x05 \x01(\tR\fblockioClass*s\n" +
+	"\rblockio_class\x18\x05 \x01(\tR\fblockioClass\x12,\n" +
+	"\x12also_container_ids\x18\x06 \x03(\tR\x10alsoContainerIds*s\n" +
 	"\bQOSClass\x12\x19\n" +
 	"\x15QOS_CLASS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14QOS_CLASS_GUARANTEED\x10\x01\x12\x17\n" +

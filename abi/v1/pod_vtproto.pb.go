@@ -224,6 +224,11 @@ func (m *ContainerUpdate) CloneVT() *ContainerUpdate {
 	r.CpusetMems = m.CpusetMems
 	r.RdtClass = m.RdtClass
 	r.BlockioClass = m.BlockioClass
+	if rhs := m.AlsoContainerIds; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.AlsoContainerIds = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -571,6 +576,15 @@ func (this *ContainerUpdate) EqualVT(that *ContainerUpdate) bool {
 	}
 	if this.BlockioClass != that.BlockioClass {
 		return false
+	}
+	if len(this.AlsoContainerIds) != len(that.AlsoContainerIds) {
+		return false
+	}
+	for i, vx := range this.AlsoContainerIds {
+		vy := that.AlsoContainerIds[i]
+		if vx != vy {
+			return false
+		}
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
@@ -1194,6 +1208,15 @@ func (m *ContainerUpdate) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.AlsoContainerIds) > 0 {
+		for iNdEx := len(m.AlsoContainerIds) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.AlsoContainerIds[iNdEx])
+			copy(dAtA[i:], m.AlsoContainerIds[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.AlsoContainerIds[iNdEx])))
+			i--
+			dAtA[i] = 0x32
+		}
+	}
 	if len(m.BlockioClass) > 0 {
 		i -= len(m.BlockioClass)
 		copy(dAtA[i:], m.BlockioClass)
@@ -1509,6 +1532,12 @@ func (m *ContainerUpdate) SizeVT() (n int) {
 	l = len(m.BlockioClass)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if len(m.AlsoContainerIds) > 0 {
+		for _, s := range m.AlsoContainerIds {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
 	}
 	n += len(m.unknownFields)
 	return n
@@ -3848,6 +3877,38 @@ func (m *ContainerUpdate) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.BlockioClass = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field AlsoContainerIds", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.AlsoContainerIds = append(m.AlsoContainerIds, string(dAtA[iNdEx:postIndex]))
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
@@ -6349,6 +6410,42 @@ func (m *ContainerUpdate) UnmarshalVTUnsafe(dAtA []byte) error {
 				stringValue = unsafe.String(&dAtA[iNdEx], intStringLen)
 			}
 			m.BlockioClass = stringValue
+			iNdEx = postIndex
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field AlsoContainerIds", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			var stringValue string
+			if intStringLen > 0 {
+				stringValue = unsafe.String(&dAtA[iNdEx], intStringLen)
+			}
+			m.AlsoContainerIds = append(m.AlsoContainerIds, stringValue)
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -231,7 +231,11 @@ type InitRequest struct {
 	// after the instance was rebuilt.
 	Restore *RestoreState `protobuf:"bytes,4,opt,name=restore,proto3" json:"restore,omitempty"`
 	// The DRA driver name (e.g. "topology-aware.nri.io"), empty while DRA is off.
-	DriverName    string `protobuf:"bytes,5,opt,name=driver_name,json=driverName,proto3" json:"driver_name,omitempty"`
+	DriverName string `protobuf:"bytes,5,opt,name=driver_name,json=driverName,proto3" json:"driver_name,omitempty"`
+	// Since ABI v1.1: the ABI minor version the host implements; 0 from a v1.0 host.
+	// It tells the policy which additions of v1 it may use in its answers (1:
+	// ContainerUpdate.also_container_ids).
+	HostAbiMinor  uint32 `protobuf:"varint,6,opt,name=host_abi_minor,json=hostAbiMinor,proto3" json:"host_abi_minor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -299,6 +303,13 @@ func (x *InitRequest) GetDriverName() string {
 		return x.DriverName
 	}
 	return ""
+}
+
+func (x *InitRequest) GetHostAbiMinor() uint32 {
+	if x != nil {
+		return x.HostAbiMinor
+	}
+	return 0
 }
 
 // RestoreState is the host's journal: every live pod, container and prepared claim
@@ -661,14 +672,15 @@ const file_abi_v1_policy_proto_rawDesc = "" +
 	"\vInfoRequest\x12$\n" +
 	"\x0ehost_abi_minor\x18\x01 \x01(\rR\fhostAbiMinor\"B\n" +
 	"\fInfoResponse\x122\n" +
-	"\bmetadata\x18\x01 \x01(\v2\x16.abi.v1.PolicyMetadataR\bmetadata\"\xc1\x01\n" +
+	"\bmetadata\x18\x01 \x01(\v2\x16.abi.v1.PolicyMetadataR\bmetadata\"\xe7\x01\n" +
 	"\vInitRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\fR\x06config\x12\x1b\n" +
 	"\tnode_name\x18\x02 \x01(\tR\bnodeName\x12,\n" +
 	"\btopology\x18\x03 \x01(\v2\x10.abi.v1.TopologyR\btopology\x12.\n" +
 	"\arestore\x18\x04 \x01(\v2\x14.abi.v1.RestoreStateR\arestore\x12\x1f\n" +
 	"\vdriver_name\x18\x05 \x01(\tR\n" +
-	"driverName\"\x98\x01\n" +
+	"driverName\x12$\n" +
+	"\x0ehost_abi_minor\x18\x06 \x01(\rR\fhostAbiMinor\"\x98\x01\n" +
 	"\fRestoreState\x12&\n" +
 	"\x04pods\x18\x01 \x03(\v2\x12.abi.v1.PodSandboxR\x04pods\x121\n" +
 	"\n" +

@@ -90,6 +90,7 @@ func (m *InitRequest) CloneVT() *InitRequest {
 	r.Topology = m.Topology.CloneVT()
 	r.Restore = m.Restore.CloneVT()
 	r.DriverName = m.DriverName
+	r.HostAbiMinor = m.HostAbiMinor
 	if rhs := m.Config; rhs != nil {
 		tmpBytes := make([]byte, len(rhs))
 		copy(tmpBytes, rhs)
@@ -360,6 +361,9 @@ func (this *InitRequest) EqualVT(that *InitRequest) bool {
 		return false
 	}
 	if this.DriverName != that.DriverName {
+		return false
+	}
+	if this.HostAbiMinor != that.HostAbiMinor {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -772,6 +776,11 @@ func (m *InitRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.HostAbiMinor != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.HostAbiMinor))
+		i--
+		dAtA[i] = 0x30
 	}
 	if len(m.DriverName) > 0 {
 		i -= len(m.DriverName)
@@ -1241,6 +1250,9 @@ func (m *InitRequest) SizeVT() (n int) {
 	l = len(m.DriverName)
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.HostAbiMinor != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.HostAbiMinor))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -2004,6 +2016,25 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			}
 			m.DriverName = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field HostAbiMinor", wireType)
+			}
+			m.HostAbiMinor = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.HostAbiMinor |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -3362,6 +3393,25 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 			m.DriverName = stringValue
 			iNdEx = postIndex
+		case 6:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field HostAbiMinor", wireType)
+			}
+			m.HostAbiMinor = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.HostAbiMinor |= uint32(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

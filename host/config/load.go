@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -9,6 +10,28 @@ import (
 
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 )
+
+// MaxFileBytes caps the configuration file: a full configuration is a few
+// KiB, and decoding takes some 25 times the file's size in memory.
+const MaxFileBytes = 1 << 20
+
+// readLimited reads the file at path, refusing one over limit bytes before
+// reading it all.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: over the limit of %d bytes", path, limit)
+	}
+	return data, nil
+}
 
 // Load reads the configuration file at path: Parse, then Complete with the
 // file's directory, then Validate. Errors name the file and the field.
@@ -20,7 +43,7 @@ func Load(path string) (*Config, error) {
 // load is Load that also returns the bytes read (the file, then the policy's
 // configuration file), so Watch can tell whether anything changed.
 func load(path string) (*Config, [][]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, MaxFileBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read config: %w", err)
 	}

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -107,7 +109,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad duration", "policy: {name: p, callTimeout: 1 sec}", []string{`policy.callTimeout: "1 sec" is not a duration`}},
 		{"plugin index out of range", "nri: {pluginIndex: 100}", []string{"nri.pluginIndex: 100 is out of range"}},
 		{"not YAML", "policy: [", []string{"yaml"}},
-		{"invalid after parsing", "policy: {name: p, callTimeout: 2s}", []string{"policy.callTimeout: 2s must be positive and below 2s"}},
+		{"invalid after parsing", "policy: {name: p, callTimeout: 2s}", []string{"policy.callTimeout: 2s must be at least 10ms (a policy's Init and a garbage collection take milliseconds) and below 2s"}},
 		{"missing configFile", "policy: {name: p, configFile: nope.yaml}", []string{"policy.configFile:", "nope.yaml"}},
 	}
 	for _, tt := range tests {
@@ -158,5 +160,19 @@ func TestQuantity(t *testing.T) {
 				t.Fatalf("ParseQuantity(%q) succeeded", bad)
 			}
 		})
+	}
+}
+
+// TestLoadTooLarge: a configuration file over MaxFileBytes is refused before
+// it is read whole, and the error says the limit.
+func TestLoadTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	data := []byte("policy: {name: balloons}\n" + strings.Repeat("# padding\n", MaxFileBytes/10+1))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), "over the limit of 1048576 bytes") {
+		t.Fatalf("Load error = %v, want the size limit", err)
 	}
 }

@@ -18,6 +18,9 @@ const (
 	// MaxCallTimeout is NRI's timeout per request; policy.callTimeout must stay
 	// below it.
 	MaxCallTimeout = 2 * time.Second
+	// MinCallTimeout is the shortest policy.callTimeout: below it a policy's
+	// ordinary calls would fail at their deadline.
+	MinCallTimeout = 10 * time.Millisecond
 	// MinMemoryLimit, MaxMemoryLimit and the 64Ki page bound policy.memoryLimit.
 	MinMemoryLimit Quantity = 64 << 10
 	MaxMemoryLimit Quantity = 4 << 30
@@ -94,8 +97,8 @@ func (c *Config) Validate() error {
 	absPath("policy.configFile", p.ConfigFile, false)
 	check(p.MemoryLimit >= MinMemoryLimit && p.MemoryLimit <= MaxMemoryLimit && p.MemoryLimit%wasmPage == 0,
 		"policy.memoryLimit", p.MemoryLimit, "must be a multiple of 64Ki between %v and %v", MinMemoryLimit, MaxMemoryLimit)
-	check(p.CallTimeout > 0 && time.Duration(p.CallTimeout) < MaxCallTimeout, "policy.callTimeout", p.CallTimeout,
-		"must be positive and below %v (NRI's timeout per request)", MaxCallTimeout)
+	check(time.Duration(p.CallTimeout) >= MinCallTimeout && time.Duration(p.CallTimeout) < MaxCallTimeout, "policy.callTimeout", p.CallTimeout,
+		"must be at least %v (a policy's Init and a garbage collection take milliseconds) and below %v (NRI's timeout per request)", MinCallTimeout, MaxCallTimeout)
 	absPath("policy.cacheDir", p.CacheDir, false)
 
 	n := &c.NRI

@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-logr/logr"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
@@ -93,6 +94,7 @@ type Driver struct {
 	helper    *kubeletplugin.Helper
 	devices   []string      // names of the published devices, for health reports
 	published chan struct{} // closed and replaced on every publication
+	pubGen    uint64        // counts publications; confirm stops at a newer one
 	republish chan struct{}
 	stopped   chan struct{}
 	stopOnce  sync.Once
@@ -209,9 +211,59 @@ func (d *Driver) publish(ctx context.Context, h *kubeletplugin.Helper) error {
 	d.devices = names
 	close(d.published)
 	d.published = make(chan struct{})
+	d.pubGen++
+	gen := d.pubGen
 	d.mu.Unlock()
-	d.log.Info("devices published", "devices", len(names), "slices", len(res.Pools[d.o.NodeName].Slices))
+	d.log.V(1).Info("devices handed to the slice controller", "devices", len(names), "slices", len(res.Pools[d.o.NodeName].Slices))
+	go d.confirm(ctx, gen, len(names))
 	return nil
+}
+
+// confirmInterval is how often confirm reads the node's ResourceSlices back.
+const confirmInterval = 500 * time.Millisecond
+
+// confirm logs "devices published" once the API server holds this node's
+// ResourceSlices of the driver with the n devices of publication gen: the
+// slice controller writes them in the background and reports only failures
+// (to HandleError), so without reading them back an unreachable API server
+// would look like a success. It gives up when a newer publication starts or
+// ctx ends.
+func (d *Driver) confirm(ctx context.Context, gen uint64, n int) {
+	t := time.NewTicker(confirmInterval)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		stale := d.pubGen != gen
+		d.mu.Unlock()
+		if stale {
+			return
+		}
+		list, err := d.o.KubeClient.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
+			FieldSelector: "spec.nodeName=" + d.o.NodeName + ",spec.driver=" + d.o.DriverName,
+		})
+		if err == nil {
+			got, slices := 0, 0
+			for _, s := range list.Items {
+				if s.Spec.Driver == d.o.DriverName && s.Spec.NodeName != nil && *s.Spec.NodeName == d.o.NodeName {
+					got += len(s.Spec.Devices)
+					slices++
+				}
+			}
+			if got == n && (n > 0 || slices == 0) {
+				d.log.Info("devices published", "devices", n, "slices", slices)
+				return
+			}
+		} else {
+			d.log.V(1).Info("cannot read the published ResourceSlices back yet", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.stopped:
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // PrepareResourceClaims implements kubeletplugin.DRAPlugin: each claim is
@@ -228,6 +280,16 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
 	log := d.log.WithValues("claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID)
 	c := claimToABI(claim, d.o.DriverName)
+	for _, r := range c.GetResults() {
+		// This node publishes one pool, named after the node: a device of
+		// another pool is another node's, whose CPUs these are not.
+		if r.GetPool() != d.o.NodeName {
+			err := fmt.Errorf("prepare claim %s/%s: request %q is allocated device %q of pool %q, not this node's pool %q",
+				claim.Namespace, claim.Name, r.GetRequest(), r.GetDevice(), r.GetPool(), d.o.NodeName)
+			log.Error(err, "prepare refused")
+			return kubeletplugin.PrepareResult{Err: err}
+		}
+	}
 	var ids []string
 	resp, err := d.m.PrepareClaim(ctx, c, func(r *abi.AllocateResponse) (err error) {
 		ids, err = d.o.CDI.Write(c.GetUid(), r.GetDevices())

@@ -51,6 +51,7 @@ type Metrics struct {
 	claims        prometheus.Gauge
 	configReloads *prometheus.CounterVec
 	connections   *prometheus.CounterVec
+	connected     prometheus.Gauge
 }
 
 // callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
@@ -87,11 +88,14 @@ func New() *Metrics {
 		connections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "nriwasm_nri_connections_total", Help: "NRI connection events (connected, failed, lost).",
 		}, []string{"result"}),
+		connected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nriwasm_nri_connected", Help: "1 while the agent is registered with the runtime over NRI, 0 while it is not (new containers then start without the policy).",
+		}),
 	}
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
-		m.pods, m.containers, m.claims, m.configReloads, m.connections,
+		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected,
 	)
 	return m
 }
@@ -145,9 +149,17 @@ func (m *Metrics) ConfigReload(result string) {
 	}
 }
 
-// Connection counts an NRI connection event, one of the Conn* results.
+// Connection counts an NRI connection event, one of the Conn* results, and
+// sets nriwasm_nri_connected: 1 after ConnConnected, 0 after ConnLost.
 func (m *Metrics) Connection(result string) {
-	if m != nil {
-		m.connections.WithLabelValues(result).Inc()
+	if m == nil {
+		return
+	}
+	m.connections.WithLabelValues(result).Inc()
+	switch result {
+	case ConnConnected:
+		m.connected.Set(1)
+	case ConnLost:
+		m.connected.Set(0)
 	}
 }

@@ -30,7 +30,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultMinBackoff = 100 * time.Millisecond
-	DefaultMaxBackoff = 10 * time.Second
+	DefaultMaxBackoff = 500 * time.Millisecond
 )
 
 // Manager is what the plugin hands events to; *resmgr.Manager implements it.
@@ -52,7 +52,10 @@ type Options struct {
 	// PluginName and PluginIndex register the plugin ("90-nriwasm"). Required.
 	PluginName, PluginIndex string
 	// MinBackoff and MaxBackoff bound the wait between connection attempts; it
-	// doubles after each failure and starts over after a connection.
+	// doubles after each failure up to MaxBackoff and starts over after a
+	// connection. MaxBackoff is how late the agent may notice that the
+	// runtime is back (new containers start without the policy until then),
+	// so it is short: a failed dial of a Unix socket costs microseconds.
 	// Defaults DefaultMinBackoff and DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 	// Logger receives the plugin's and the stub's log. Default: discard.
@@ -73,6 +76,8 @@ type Plugin struct {
 	mu      sync.Mutex
 	current stub.Stub // the connected stub, nil between connections
 	queue   *sender
+	starts  *starting
+	down    time.Time // when the connection was lost or first failed; zero while connected or never
 }
 
 // New returns a plugin handing events to mgr.
@@ -92,6 +97,7 @@ func New(mgr Manager, o Options) (*Plugin, error) {
 	}
 	p := &Plugin{mgr: mgr, opts: o, log: log.WithValues("component", "nri")}
 	p.queue = newSender(p)
+	p.starts = newStarting()
 	return p, nil
 }
 
@@ -101,18 +107,27 @@ func New(mgr Manager, o Options) (*Plugin, error) {
 func (p *Plugin) Run(ctx context.Context) error {
 	go p.queue.run(ctx)
 	backoff := p.opts.MinBackoff
+	failures := 0
 	for {
 		connected, err := p.serve(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if connected {
-			backoff = p.opts.MinBackoff
+		switch {
+		case connected:
+			backoff, failures = p.opts.MinBackoff, 0
+			p.markDown()
 			p.opts.Metrics.Connection(metrics.ConnLost)
-			p.log.Error(err, "lost the runtime's NRI connection; reconnecting", "socket", p.opts.SocketPath, "in", backoff)
-		} else {
+			p.log.Error(err, "DISCONNECTED from the runtime: new containers start without the policy until the agent reconnects", "socket", p.opts.SocketPath)
+		case failures == 0:
+			failures++
+			p.markDown()
 			p.opts.Metrics.Connection(metrics.ConnFailed)
-			p.log.Error(err, "cannot connect to the runtime's NRI socket; retrying", "socket", p.opts.SocketPath, "in", backoff)
+			p.log.Error(err, "cannot connect to the runtime's NRI socket; retrying every "+p.opts.MaxBackoff.String()+" at most", "socket", p.opts.SocketPath)
+		default:
+			failures++
+			p.opts.Metrics.Connection(metrics.ConnFailed)
+			p.log.V(1).Info("still cannot connect to the runtime's NRI socket", "socket", p.opts.SocketPath, "attempts", failures, "error", err.Error())
 		}
 		select {
 		case <-ctx.Done():
@@ -149,6 +164,30 @@ func (p *Plugin) serve(ctx context.Context) (connected bool, err error) {
 	return h.configured.Load(), err
 }
 
+// markDown records when the agent lost (or never had) its connection, unless
+// it is down already.
+func (p *Plugin) markDown() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down.IsZero() {
+		p.down = time.Now()
+	}
+}
+
+// markUp records a connection and returns how long the agent was down (0 for
+// the first connection).
+func (p *Plugin) markUp(st stub.Stub) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.current = st
+	var d time.Duration
+	if !p.down.IsZero() {
+		d = time.Since(p.down)
+	}
+	p.down = time.Time{}
+	return d
+}
+
 func (p *Plugin) setCurrent(st stub.Stub) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -164,4 +203,7 @@ func (p *Plugin) currentStub() stub.Stub {
 // Send queues updates the runtime did not ask for; they are sent in order on
 // the current connection (and dropped, with a log, while there is none: the
 // next connection's Synchronize brings the runtime up to date).
-func (p *Plugin) Send(us []*abi.ContainerUpdate) { p.queue.push(us) }
+func (p *Plugin) Send(us []*abi.ContainerUpdate) {
+	p.starts.sent(us)
+	p.queue.push(us)
+}

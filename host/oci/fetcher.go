@@ -2,9 +2,12 @@ package oci
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -72,12 +75,35 @@ func NewFetcher(ctx context.Context, o Options) (*Fetcher, error) {
 		f.cache = memory.New()
 		return f, nil
 	}
-	s, err := oci.NewWithContext(ctx, o.CacheDir)
+	s, err := openCache(ctx, o.CacheDir, f.log)
 	if err != nil {
 		return nil, fmt.Errorf("policy cache %s: %w", o.CacheDir, err)
 	}
 	f.cache = s
 	return f, nil
+}
+
+// openCache opens the cache layout in dir. An index.json that does not
+// decode (a crash mid-write, a full disk) is set aside as
+// index.json.corrupt-<unix time> and the layout opened afresh: the blobs stay
+// and are found again by digest, tags are pulled again, so a corrupt index
+// never keeps pulls failing while the registry is up.
+func openCache(ctx context.Context, dir string, log logr.Logger) (*oci.Store, error) {
+	s, err := oci.NewWithContext(ctx, dir)
+	if err == nil {
+		return s, nil
+	}
+	index := filepath.Join(dir, ocispec.ImageIndexFile)
+	data, rerr := os.ReadFile(index)
+	if rerr != nil || json.Valid(data) && json.Unmarshal(data, &ocispec.Index{}) == nil {
+		return nil, err // not the index's fault
+	}
+	aside := fmt.Sprintf("%s.corrupt-%d", index, time.Now().Unix())
+	if rerr := os.Rename(index, aside); rerr != nil {
+		return nil, errors.Join(err, fmt.Errorf("set aside corrupt index: %w", rerr))
+	}
+	log.Error(err, "policy cache index is corrupt; set aside, the cache starts a new index", "index", index, "movedTo", aside)
+	return oci.NewWithContext(ctx, dir)
 }
 
 // Module is a loaded policy module.

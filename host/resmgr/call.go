@@ -27,6 +27,9 @@ func (m *Manager) call(ctx context.Context, method abi.Method, do func(context.C
 			err = m.attempt(ctx, do)
 		}
 	}
+	if isAnswerError(err) {
+		m.refused(method, err)
+	}
 	m.metrics.ObserveCall(method.Short(), time.Since(start), errorKind(err))
 	if n := m.policy.Rebuilds(); n > m.rebuilds {
 		m.metrics.Rebuilt(n - m.rebuilds)
@@ -77,7 +80,7 @@ func errorKind(err error) string {
 		return ""
 	case isPolicyError(err):
 		return "policy"
-	case isInvalid(err):
+	case isInvalid(err), isAnswerError(err):
 		return "invalid"
 	}
 	for _, k := range kinds {
@@ -95,6 +98,13 @@ func isPolicyError(err error) bool {
 
 func isInvalid(err error) bool {
 	_, ok := errors.AsType[*validate.Error](err)
+	return ok
+}
+
+// isAnswerError reports whether the client refused a malformed answer (a bad
+// group of updates) before the checks saw it.
+func isAnswerError(err error) bool {
+	_, ok := errors.AsType[*abi.AnswerError](err)
 	return ok
 }
 

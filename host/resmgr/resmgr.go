@@ -121,6 +121,9 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	} else if err != nil {
 		log.Error(err, "checkpoint could not be read; starting from what the runtime reports")
 	}
+	if err := j.Check(m.limits); err != nil {
+		log.Error(err, "checkpoint holds assignments this node refuses; they are dropped")
+	}
 	m.journal = j
 	m.saver = newSaver(ck)
 	counts := j.Counts()

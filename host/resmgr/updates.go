@@ -1,6 +1,8 @@
 package resmgr
 
 import (
+	"errors"
+
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
@@ -34,6 +36,8 @@ func (m *Manager) refused(method abi.Method, err error) {
 	field := ""
 	if isInvalid(err) {
 		field = asInvalid(err).Field
+	} else if ae, ok := errors.AsType[*abi.AnswerError](err); ok {
+		field = ae.Field
 	}
 	m.metrics.Refused(method.Short(), field)
 	m.log.Error(err, "policy answer refused: nothing of it applied", "method", method.Short(), "field", field)

@@ -40,7 +40,7 @@ func (c *Checkpoint) Path() string { return filepath.Join(c.dir, FileName) }
 type CorruptError struct {
 	Path    string // the checkpoint file
 	MovedTo string // where it is now
-	Err     error  // why: a *FormatError
+	Err     error  // why: a *FormatError, or the read error
 }
 
 func (e *CorruptError) Error() string {
@@ -57,11 +57,11 @@ func Load(dir string) (*Journal, error) { return NewCheckpoint(dir).Load() }
 // runtime reports. Load first removes temporary files an interrupted Save left.
 //
 //   - No checkpoint (or no directory): an empty journal and nil.
-//   - A checkpoint that fails its checks (see FormatError): the file is renamed
-//     to checkpoint.corrupt-<n>, n one more than the highest already there, and
-//     an empty journal comes with a *CorruptError.
-//   - A checkpoint that cannot be read, or set aside: an empty journal and the
-//     I/O error; a later Save replaces the file.
+//   - A checkpoint that fails its checks (see FormatError) or cannot be read:
+//     the file is renamed to checkpoint.corrupt-<n>, n one more than the
+//     highest already there, and an empty journal comes with a *CorruptError.
+//   - A checkpoint that cannot be set aside: an empty journal and the errors;
+//     a later Save replaces the file.
 func (c *Checkpoint) Load() (*Journal, error) {
 	cleanErr := c.removeTemps()
 	data, err := os.ReadFile(c.Path())
@@ -69,11 +69,14 @@ func (c *Checkpoint) Load() (*Journal, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return New(), cleanErr
 	case err != nil:
-		return New(), join(fmt.Errorf("read checkpoint: %w", err), cleanErr)
-	}
-	j, err := Unmarshal(data)
-	if err == nil {
-		return j, cleanErr
+		// Set it aside too: the next Save must not replace what may still be
+		// read by hand.
+		err = fmt.Errorf("read checkpoint: %w", err)
+	default:
+		var j *Journal
+		if j, err = Unmarshal(data); err == nil {
+			return j, cleanErr
+		}
 	}
 	moved, renameErr := c.setAside()
 	if renameErr != nil {

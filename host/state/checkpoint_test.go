@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -125,17 +126,52 @@ func TestInterruptedSave(t *testing.T) {
 	require(t, slices.Equal(dirNames(t, dir), []string{FileName}), true)
 }
 
+// TestLoadUnreadable: a checkpoint that cannot be read is set aside like a
+// corrupt one, so the next Save does not replace it.
 func TestLoadUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, FileName), 0o700); err != nil { // reading a directory fails
 		t.Fatal(err)
 	}
-	j, err := Load(dir)
+	ck := NewCheckpoint(dir)
+	j, err := ck.Load()
 	if err == nil || j == nil {
 		t.Fatalf("Load = %v, %v; want an empty journal and an error", j, err)
 	}
 	var ce *CorruptError
-	require(t, errors.As(err, &ce), false)
+	require(t, errors.As(err, &ce), true)
+	require(t, filepath.Base(ce.MovedTo), corruptPrefix+"1")
+	if err := ck.Save(journal(1, 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	require(t, slices.Equal(dirNames(t, dir), []string{FileName, corruptPrefix + "1"}), true)
+}
+
+// TestLoadDuplicate: a payload that journals one id twice is not what Save
+// wrote; it is set aside rather than one record silently dropped.
+func TestLoadDuplicate(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		rs   *abi.RestoreState
+	}{
+		{"pod", &abi.RestoreState{Pods: []*abi.PodSandbox{pod(1), pod(1)}}},
+		{"container", &abi.RestoreState{Containers: []*abi.Container{container(1), container(2), container(1)}}},
+		{"claim", &abi.RestoreState{Claims: []*abi.PreparedClaim{claim(3), claim(3)}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			payload, err := tt.rs.MarshalVT()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := binary.BigEndian.AppendUint32([]byte(magic), Version)
+			data = binary.BigEndian.AppendUint32(data, uint32(len(payload)))
+			data = append(binary.BigEndian.AppendUint32(data, crc(payload)), payload...)
+			_, err = Unmarshal(data)
+			if !errors.Is(err, ErrDuplicate) {
+				t.Fatalf("Unmarshal error = %v, want %v", err, ErrDuplicate)
+			}
+		})
+	}
 }
 
 func writeFile(t *testing.T, path, data string) {

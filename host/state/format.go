@@ -39,6 +39,7 @@ var (
 	ErrTrailing       = errors.New("trailing bytes after the payload")
 	ErrChecksum       = errors.New("checksum mismatch")
 	ErrUndecodable    = errors.New("payload does not decode")
+	ErrDuplicate      = errors.New("a record appears twice")
 	errPayloadTooLong = errors.New("payload over 4 GiB")
 )
 
@@ -111,5 +112,38 @@ func Unmarshal(data []byte) (*Journal, error) {
 	if err := rs.UnmarshalVT(payload); err != nil {
 		return fail(ErrUndecodable, "%v", err)
 	}
+	if dup := duplicate(rs); dup != "" {
+		return fail(ErrDuplicate, "%s", dup)
+	}
 	return fromRestoreState(rs, false), nil
+}
+
+// duplicate names the first id that two records of rs share, "" if none:
+// Marshal never writes one twice, so such a payload is not what it wrote.
+func duplicate(rs *abi.RestoreState) string {
+	seen := map[string]bool{}
+	check := func(kind, id string) bool {
+		key := kind + "\x00" + id
+		if seen[key] {
+			return true
+		}
+		seen[key] = true
+		return false
+	}
+	for _, p := range rs.GetPods() {
+		if check("pod", p.GetId()) {
+			return fmt.Sprintf("pod %q", p.GetId())
+		}
+	}
+	for _, c := range rs.GetContainers() {
+		if check("container", c.GetId()) {
+			return fmt.Sprintf("container %q", c.GetId())
+		}
+	}
+	for _, c := range rs.GetClaims() {
+		if check("claim", c.GetClaim().GetUid()) {
+			return fmt.Sprintf("claim %q", c.GetClaim().GetUid())
+		}
+	}
+	return ""
 }

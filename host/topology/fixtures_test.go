@@ -59,6 +59,24 @@ func TestFixtures(t *testing.T) {
 			wantNIC(t, topo, "lo", "", nil, "", true, true)
 		},
 	}, {
+		name: "N4C16", machine: topologytest.N4C16(),
+		cpus: 16, sockets: 2, dies: 2, nodes: 4,
+		caches: map[uint32]int{1: 16, 2: 8, 3: 4},
+		check: func(t *testing.T, topo *abi.Topology) {
+			wantSlice(t, "cpu6 siblings", cpuByID(t, topo, 6).ThreadSiblings, 6, 7)
+			if got := cacheOf(t, topo, 6, 1, l1d); topology.FormatList(got.Cpus) != "6-7" {
+				t.Errorf("cpu6 L1d %s, want 6-7", topology.FormatList(got.Cpus))
+			}
+			for n, want := range []string{"0-3", "4-7", "8-11", "12-15"} {
+				if got := topology.FormatList(topo.NumaNodes[n].Cpus); got != want {
+					t.Errorf("node %d CPUs %s, want %s", n, got, want)
+				}
+			}
+			if p := cpuByID(t, topo, 8).PackageId; p != 1 {
+				t.Errorf("cpu8 on package %d, want 1", p)
+			}
+		},
+	}, {
 		name: "Server2Socket4NodesInterleaved", machine: topologytest.Server2Socket4NodesInterleaved(),
 		cpus: 96, sockets: 2, dies: 2, nodes: 4,
 		caches: map[uint32]int{1: 96, 2: 48, 3: 4},

@@ -2,6 +2,8 @@ package validate_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -19,6 +21,17 @@ func node() *abi.Topology {
 	return t
 }
 
+const bind = abi.MemoryPolicyMode_MEMORY_POLICY_MODE_BIND
+
+// manyEnv returns n variables whose values are size bytes each.
+func manyEnv(n, size int) []*abi.KeyValue {
+	env := make([]*abi.KeyValue, n)
+	for i := range env {
+		env[i] = &abi.KeyValue{Key: fmt.Sprintf("V%d", i), Value: strings.Repeat("x", size)}
+	}
+	return env
+}
+
 func TestAdjustment(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -33,7 +46,25 @@ func TestAdjustment(t *testing.T) {
 		{"cpu not available", &abi.ContainerAdjustment{CpusetCpus: "0-3"}, []validate.Option{validate.WithAvailableCPUs([]uint32{2, 3, 1})}, "adjustment.cpuset_cpus"},
 		{"available cpus", &abi.ContainerAdjustment{CpusetCpus: "1-3"}, []validate.Option{validate.WithAvailableCPUs([]uint32{3, 2, 1, 9})}, ""},
 		{"memoryless node", &abi.ContainerAdjustment{CpusetMems: "2"}, nil, "adjustment.cpuset_mems"},
-		{"memory policy node", &abi.ContainerAdjustment{MemoryPolicy: &abi.MemoryPolicy{Nodes: "3"}}, nil, "adjustment.memory_policy.nodes"},
+		{"memory policy node", &abi.ContainerAdjustment{MemoryPolicy: &abi.MemoryPolicy{Mode: bind, Nodes: "3"}}, nil, "adjustment.memory_policy.nodes"},
+		{"memory policy in bounds", &abi.ContainerAdjustment{MemoryPolicy: &abi.MemoryPolicy{Mode: bind, Nodes: "0-1", Flags: []abi.MemoryPolicyFlag{abi.MemoryPolicyFlag_MEMORY_POLICY_FLAG_STATIC_NODES}}}, nil, ""},
+		{"memory policy without mode", &abi.ContainerAdjustment{MemoryPolicy: &abi.MemoryPolicy{Nodes: "0"}}, nil, "adjustment.memory_policy.mode"},
+		{"memory policy mode out of range", &abi.ContainerAdjustment{MemoryPolicy: &abi.MemoryPolicy{Mode: -3}}, nil, "adjustment.memory_policy.mode"},
+		{"memory policy flag out of range", &abi.ContainerAdjustment{MemoryPolicy: &abi.MemoryPolicy{Mode: bind, Flags: []abi.MemoryPolicyFlag{1, 0}}}, nil, "adjustment.memory_policy.flags[1]"},
+		{"env value with NUL", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: "A", Value: "x\x00y"}}}, nil, "adjustment.env[0].value"},
+		{"env value with newline", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: "A", Value: "x\ny"}}}, nil, "adjustment.env[0].value"},
+		{"env value not UTF-8", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: "A", Value: "\xff"}}}, nil, "adjustment.env[0].value"},
+		{"env name not UTF-8", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: "A\xff"}}}, nil, "adjustment.env[0].key"},
+		{"too many env", &abi.ContainerAdjustment{Env: manyEnv(validate.MaxEnv+1, 1)}, nil, "adjustment.env"},
+		{"env too large", &abi.ContainerAdjustment{Env: manyEnv(2, validate.MaxEnvBytes/2)}, nil, "adjustment.env[1]"},
+		{"annotation key", &abi.ContainerAdjustment{Annotations: map[string]string{"not a key": "v"}}, nil, "adjustment.annotations"},
+		{"annotations too large", &abi.ContainerAdjustment{Annotations: map[string]string{"a": strings.Repeat("x", validate.MaxAnnotationBytes)}}, nil, "adjustment.annotations"},
+		{"annotation value not UTF-8", &abi.ContainerAdjustment{Annotations: map[string]string{"example.com/a": "\xff"}}, nil, `adjustment.annotations["example.com/a"]`},
+		{"annotations in bounds", &abi.ContainerAdjustment{Annotations: map[string]string{"example.com/a": "v"}}, nil, ""},
+		{"rdt class path", &abi.ContainerAdjustment{RdtClass: "../../../etc"}, nil, "adjustment.rdt_class"},
+		{"blockio class slash", &abi.ContainerAdjustment{BlockioClass: "a/b"}, nil, "adjustment.blockio_class"},
+		{"blockio class too long", &abi.ContainerAdjustment{BlockioClass: strings.Repeat("a", validate.MaxClassName+1)}, nil, "adjustment.blockio_class"},
+		{"classes in bounds", &abi.ContainerAdjustment{RdtClass: "gold", BlockioClass: "low-prio_1.x"}, nil, ""},
 		{"env with =", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: "OK"}, {Key: "A=B"}}}, nil, "adjustment.env[1].key"},
 		{"empty env name", &abi.ContainerAdjustment{Env: []*abi.KeyValue{{Key: ""}}}, nil, "adjustment.env[0].key"},
 	}
@@ -57,6 +88,8 @@ func TestUpdates(t *testing.T) {
 		{"unknown container", []*abi.ContainerUpdate{{ContainerId: "a"}, {ContainerId: "b"}}, "updates[1].container_id"},
 		{"bad cpus", []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "9"}}, "updates[0].cpuset_cpus"},
 		{"bad mems", []*abi.ContainerUpdate{{ContainerId: "a", CpusetMems: "2"}}, "updates[0].cpuset_mems"},
+		{"bad rdt class", []*abi.ContainerUpdate{{ContainerId: "a", RdtClass: ".."}}, "updates[0].rdt_class"},
+		{"bad blockio class", []*abi.ContainerUpdate{{ContainerId: "a", BlockioClass: "x\n"}}, "updates[0].blockio_class"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+
+	"github.com/nriwasm/nriwasm/host/wasm/internal/interrupt"
 )
 
 // cache is the on-disk cache of compiled policies: wazero's compilation cache
@@ -54,10 +56,14 @@ func (c *cache) wazeroDir() string { return filepath.Join(c.dir, "wazero") }
 func (c *cache) instrumentedDir() string { return filepath.Join(c.dir, "instrumented") }
 
 // instrumented returns the instrumented form of code from the cache, or makes it
-// with instrument and stores it.
+// with instrument and stores it. Entries are keyed by the rewriter's version
+// and the module's digest, so a host with a changed check never reuses the
+// output of an older one.
 func (c *cache) instrumented(code []byte, instrument func([]byte) ([]byte, error)) ([]byte, error) {
-	key := sha256.Sum256(code)
-	rel := filepath.Join("instrumented", hex.EncodeToString(key[:])+".wasm")
+	h := sha256.New()
+	h.Write([]byte(interrupt.Version))
+	h.Write(code)
+	rel := filepath.Join("instrumented", hex.EncodeToString(h.Sum(nil))+".wasm")
 	path := filepath.Join(c.dir, rel)
 	if _, ok := c.sums[rel]; ok {
 		if data, err := os.ReadFile(path); err == nil {

@@ -53,10 +53,21 @@ func (in *instance) unwatch() {
 	}
 }
 
-// poll implements the poll import for the instances of c.
-func (c *compiled) poll(_ context.Context, mod api.Module, _ []uint64) {
+// poll implements the poll import for the modules of c. It fails the call
+// once its context is done: this bounds start-up (the start function and
+// _initialize run before the instance is watched) and lets a cancelled
+// context (SIGTERM in the CLI) stop any call. A watched instance then checks
+// its own timer; a module not watched yet only rearms its countdown.
+func (c *compiled) poll(ctx context.Context, mod api.Module, _ []uint64) {
+	if err := ctx.Err(); err != nil {
+		panic(fmt.Errorf("%w: %w", errPastDeadline, err))
+	}
 	if v, ok := c.instances.Load(mod); ok {
 		v.(*instance).poll()
+		return
+	}
+	if g, ok := mod.ExportedGlobal(interrupt.GlobalName).(api.MutableGlobal); ok {
+		g.Set(interrupt.Countdown)
 	}
 }
 

@@ -44,6 +44,11 @@ type instance struct {
 
 // instantiate creates an instance, runs _initialize, and checks the ABI version.
 func instantiate(ctx context.Context, name string, c *compiled, o *options, logger logr.Logger) (*instance, error) {
+	// Start-up runs guest code (the start function, _initialize, the ABI
+	// handshake) under its own deadline; the poll import and wazero's
+	// close-on-done both stop a guest whose context is done.
+	ctx, cancel := context.WithTimeout(ctx, o.startLimit)
+	defer cancel()
 	out := newOutput(o.outputLimit)
 	cfg := wazero.NewModuleConfig().
 		WithName("").
@@ -52,7 +57,7 @@ func instantiate(ctx context.Context, name string, c *compiled, o *options, logg
 		WithStartFunctions()
 	mod, err := c.runtime.InstantiateModule(experimental.WithMemoryAllocator(ctx, memoryAllocator), c.module, cfg)
 	if err != nil {
-		return nil, instantiateError(name, err, out)
+		return nil, startError(ctx, name, "instantiate", o.startLimit, err, out)
 	}
 	in := &instance{
 		name:   name,
@@ -79,8 +84,16 @@ func instantiate(ctx context.Context, name string, c *compiled, o *options, logg
 	return in, nil
 }
 
-func instantiateError(name string, err error, out *output) error {
-	return fmt.Errorf("policy %q: instantiate: %w%s", name, err, outputSuffix(out.take()))
+// startError describes a failure of step of an instance's start-up, as
+// ErrDeadline when the start-up ran out of time or was cancelled.
+func startError(ctx context.Context, name, step string, limit time.Duration, err error, out *output) error {
+	if cause := ctx.Err(); cause != nil || errors.Is(err, errPastDeadline) {
+		if cause == nil {
+			cause = err
+		}
+		return fmt.Errorf("policy %q: %s: %w (start-up limit %v): %w%s", name, step, ErrDeadline, limit, cause, outputSuffix(out.take()))
+	}
+	return fmt.Errorf("policy %q: %s: %w%s", name, step, err, outputSuffix(out.take()))
 }
 
 func outputSuffix(s string) string {
@@ -94,12 +107,12 @@ func outputSuffix(s string) string {
 func (in *instance) start(ctx context.Context) error {
 	if init := in.mod.ExportedFunction(abi.ExportInitialize); init != nil {
 		if _, err := init.Call(ctx); err != nil {
-			return fmt.Errorf("policy %q: %s: %w%s", in.name, abi.ExportInitialize, err, outputSuffix(in.out.take()))
+			return startError(ctx, in.name, abi.ExportInitialize, in.opts.startLimit, err, in.out)
 		}
 	}
 	res, err := in.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
-		return fmt.Errorf("policy %q: %s: %w%s", in.name, abi.ExportABIVersion, err, outputSuffix(in.out.take()))
+		return startError(ctx, in.name, abi.ExportABIVersion, in.opts.startLimit, err, in.out)
 	}
 	in.version = api.DecodeU32(res[0])
 	if major, minor := abi.SplitVersion(in.version); major != abi.ABIMajor {
@@ -129,6 +142,8 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 		return nil, err
 	}
 	in.stack[0], in.stack[1] = uint64(method), uint64(n)
+	in.opts.logs.begin()
+	defer in.opts.logs.end(in.logger, method)
 	err := in.invoke(ctx, in.call, timeout)
 	output := in.out.take()
 	if err != nil {
@@ -137,6 +152,11 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 	}
 	in.logOutput(method, output)
 	ptr, length := uint32(in.stack[0]>>32), uint32(in.stack[0])
+	if uint64(length) > uint64(in.opts.responseLimit) {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse,
+			Err: fmt.Errorf("response of %d bytes exceeds the limit of %d bytes", length, in.opts.responseLimit)}
+	}
 	raw, ok := in.mem.Read(ptr, length)
 	if !ok {
 		in.broken = true
@@ -151,6 +171,10 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 	if resp.Result == nil {
 		in.broken = true
 		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse, Err: errors.New("response has no result")}
+	}
+	if err := checkResponse(resp); err != nil {
+		in.broken = true
+		return nil, &CallError{Policy: in.name, Method: method, Kind: ErrMalformedResponse, Err: err}
 	}
 	return resp, nil
 }
@@ -193,6 +217,8 @@ func (in *instance) logOutput(method abi.Method, output string) {
 		return
 	}
 	for line := range strings.SplitSeq(strings.TrimRight(output, "\n"), "\n") {
-		in.logger.Info(line, "method", method.Short(), "stream", "output")
+		if in.opts.logs.allow(len(line)) {
+			in.logger.Info(line, "method", method.Short(), "stream", "output")
+		}
 	}
 }

@@ -14,7 +14,7 @@ func BenchmarkInstantiate(b *testing.B) {
 	ctx := context.Background()
 	module, _ := builtin.Module("conformance")
 	o := defaultOptions()
-	c, err := compile(ctx, "conformance", module, &o, hostLog(o.logger))
+	c, err := compile(ctx, "conformance", module, &o, hostLog(o.logger, o.logs))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func BenchmarkCompileFromCache(b *testing.B) {
 	module, _ := builtin.Module("conformance")
 	o := defaultOptions()
 	o.cacheDir = b.TempDir()
-	c, err := compile(ctx, "conformance", module, &o, hostLog(o.logger))
+	c, err := compile(ctx, "conformance", module, &o, hostLog(o.logger, o.logs))
 	if err != nil {
 		b.Fatal(err)
 	}

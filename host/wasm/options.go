@@ -17,6 +17,10 @@ const (
 	DefaultMemoryLimit = 256 << 20
 	// DefaultCallTimeout bounds every call; NRI allows 2 s per request.
 	DefaultCallTimeout = time.Second
+	// DefaultStartTimeout bounds an instance's start-up (start function,
+	// _initialize, ABI handshake); a Go guest's runtime start takes a few
+	// milliseconds.
+	DefaultStartTimeout = 5 * time.Second
 	// DefaultOutputLimit is how much of a call's stdout and stderr is kept.
 	DefaultOutputLimit = 64 << 10
 )
@@ -66,22 +70,31 @@ type RestoreFunc func(ctx context.Context, t abi.Transport) error
 type Option func(*options) error
 
 type options struct {
-	cacheDir    string
-	memoryLimit uint64
-	callTimeout time.Duration
-	outputLimit int
-	interrupt   Interrupt
-	logger      logr.Logger
-	restore     RestoreFunc
+	cacheDir      string
+	memoryLimit   uint64
+	callTimeout   time.Duration
+	startLimit    time.Duration
+	responseLimit int
+	outputLimit   int
+	interrupt     Interrupt
+	logger        logr.Logger
+	restore       RestoreFunc
+	// resealing skips the check of sealed metadata against Info (Seal).
+	resealing bool
+	// logs bounds the policy's log, shared by its instances.
+	logs *logLimiter
 }
 
 func defaultOptions() options {
 	return options{
-		memoryLimit: DefaultMemoryLimit,
-		callTimeout: DefaultCallTimeout,
-		outputLimit: DefaultOutputLimit,
-		interrupt:   InterruptInstrumented,
-		logger:      logr.FromSlogHandler(slog.Default().Handler()),
+		memoryLimit:   DefaultMemoryLimit,
+		callTimeout:   DefaultCallTimeout,
+		startLimit:    DefaultStartTimeout,
+		responseLimit: DefaultResponseLimit,
+		outputLimit:   DefaultOutputLimit,
+		interrupt:     InterruptInstrumented,
+		logs:          newLogLimiter(),
+		logger:        logr.FromSlogHandler(slog.Default().Handler()),
 	}
 }
 
@@ -115,6 +128,32 @@ func WithCallTimeout(d time.Duration) Option {
 			return fmt.Errorf("call timeout %v: must be positive", d)
 		}
 		o.callTimeout = d
+		return nil
+	}
+}
+
+// WithStartTimeout bounds the start-up of every instance: the module's start
+// function, _initialize and the ABI version handshake, together. A context
+// deadline that comes sooner wins. Default DefaultStartTimeout (5 s).
+func WithStartTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("start timeout %v: must be positive", d)
+		}
+		o.startLimit = d
+		return nil
+	}
+}
+
+// WithResponseLimit caps the encoded size of one answer at limit bytes; a
+// larger one fails the call with ErrMalformedResponse before it is decoded.
+// Default DefaultResponseLimit (4 MiB).
+func WithResponseLimit(limit int) Option {
+	return func(o *options) error {
+		if limit <= 0 {
+			return fmt.Errorf("response limit %d: must be positive", limit)
+		}
+		o.responseLimit = limit
 		return nil
 	}
 }

@@ -48,12 +48,12 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 		return nil, err
 	}
 	p := &Policy{name: name, opts: o, logger: o.logger.WithValues("policy", name), metadata: md}
-	c, err := compile(ctx, name, module, &p.opts, hostLog(p.logger))
+	c, err := compile(ctx, name, module, &p.opts, hostLog(p.logger, o.logs))
 	if err != nil {
 		return nil, err
 	}
 	p.compiled = c
-	if p.inst, err = p.newInstance(ctx); err != nil {
+	if p.inst, err = p.newInstance(ctx, md != nil && !o.resealing); err != nil {
 		_ = c.close(ctx)
 		return nil, err
 	}
@@ -66,6 +66,10 @@ func (p *Policy) Name() string { return p.name }
 // Metadata is the module's metadata section, nil if it has none (an unsealed
 // module).
 func (p *Policy) Metadata() *abi.PolicyMetadata { return p.metadata.CloneVT() }
+
+// DroppedLogs counts the log messages and output lines of the policy dropped
+// since Load for exceeding MaxLogMessagesPerCall or LogBytesPerSecond.
+func (p *Policy) DroppedLogs() uint64 { return p.opts.logs.total.Load() }
 
 // Rebuilds counts instances built after a failure.
 func (p *Policy) Rebuilds() uint64 { return p.rebuilds.Load() }
@@ -89,7 +93,7 @@ func (p *Policy) Call(ctx context.Context, method abi.Method, req abi.Message) (
 		return nil, &CallError{Policy: p.name, Method: method, Kind: ErrClosed}
 	}
 	if p.inst == nil {
-		inst, err := p.newInstance(ctx)
+		inst, err := p.newInstance(ctx, false)
 		if err != nil {
 			return nil, err
 		}
@@ -118,11 +122,18 @@ func (p *Policy) Discard(ctx context.Context) {
 	}
 }
 
-// newInstance instantiates the module and runs the RestoreFunc on it.
-func (p *Policy) newInstance(ctx context.Context) (*instance, error) {
+// newInstance instantiates the module and runs the RestoreFunc on it; with
+// sealed, it first checks that Info agrees with the sealed metadata.
+func (p *Policy) newInstance(ctx context.Context, sealed bool) (*instance, error) {
 	inst, err := instantiate(ctx, p.name, p.compiled, &p.opts, p.logger)
 	if err != nil {
 		return nil, err
+	}
+	if sealed {
+		if err := checkSealed(ctx, p.name, p.metadata, instanceTransport{inst}); err != nil {
+			inst.close(ctx)
+			return nil, err
+		}
 	}
 	if p.opts.restore == nil {
 		return inst, nil

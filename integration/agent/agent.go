@@ -86,12 +86,13 @@ type Agent struct {
 	// first 200 from /readyz.
 	ReadyAfter time.Duration
 
-	opts     Options
-	args     []string
-	proc     *process
-	starts   int
-	startOff int64 // where the current start's part of the log begins
-	client   *http.Client
+	opts       Options
+	configPath string // the --config file, "" without Options.Config
+	args       []string
+	proc       *process
+	starts     int
+	startOff   int64 // where the current start's part of the log begins
+	client     *http.Client
 }
 
 type process struct {
@@ -137,6 +138,7 @@ func Start(t testing.TB, o Options) *Agent {
 		if err := os.WriteFile(path, []byte(o.Config), 0o600); err != nil {
 			t.Fatalf("writing the agent's config: %v", err)
 		}
+		a.configPath = path
 		a.args = append(a.args, "--config", path)
 	}
 	t.Cleanup(func() {
@@ -192,6 +194,22 @@ func (a *Agent) Stop(t testing.TB) {
 	if a.proc.err != nil {
 		t.Fatalf("agent.Stop: the agent exited with %v", a.proc.err)
 	}
+}
+
+// WriteConfig replaces the agent's configuration file (started with
+// Options.Config): the running agent applies the change live, or refuses it.
+func (a *Agent) WriteConfig(yaml string) error {
+	if a.configPath == "" {
+		return errors.New("agent.WriteConfig: the agent was started without Options.Config")
+	}
+	tmp := a.configPath + ".new"
+	if err := os.WriteFile(tmp, []byte(yaml), 0o600); err != nil {
+		return fmt.Errorf("writing the agent's config: %w", err)
+	}
+	if err := os.Rename(tmp, a.configPath); err != nil {
+		return fmt.Errorf("replacing the agent's config: %w", err)
+	}
+	return nil
 }
 
 // PID is the current start's process id.

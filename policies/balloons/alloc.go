@@ -32,6 +32,40 @@ func (o *allocOpts) tierOf(id uint32) int {
 	return len(o.prefer)
 }
 
+// hintsFor is o for taking n of the free CPUs (nFree of them): as
+// nri-plugins' resizeCpusWithDevices applies topology hints, a preferred set
+// counts only if it has n free CPUs, all the CPUs asked for, and the
+// avoided CPUs are avoided only if n free CPUs lie outside them; a hint
+// that cannot be met whole is dropped, not met in part.
+func (o *allocOpts) hintsFor(free []bool, nFree, n int) *allocOpts {
+	freeIn := func(set cpuset.Set) int {
+		c := 0
+		for id := range set.All() {
+			if int(id) < len(free) && free[id] {
+				c++
+			}
+		}
+		return c
+	}
+	var prefer []cpuset.Set
+	dropped := false
+	for _, p := range o.prefer {
+		if freeIn(p) >= n {
+			prefer = append(prefer, p)
+		} else {
+			dropped = true
+		}
+	}
+	avoid := o.avoid
+	if !avoid.IsEmpty() && nFree-freeIn(avoid) < n {
+		avoid, dropped = cpuset.Set{}, true
+	}
+	if !dropped {
+		return o
+	}
+	return &allocOpts{prefer: prefer, avoid: avoid, balance: o.balance, spread: o.spread}
+}
+
 // counts tracks how many CPUs of a set fall in each core, L2 cache, node,
 // die and package.
 type counts struct {
@@ -98,6 +132,7 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 	if nFree < n {
 		return cpuset.Set{}, false
 	}
+	o = o.hintsFor(free, nFree, n)
 	have := ix.haveOf(cur)
 	plain := len(o.prefer) == 0 && o.avoid.IsEmpty()
 	picked := make([]uint32, 0, n)
@@ -217,11 +252,21 @@ func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, ne
 		if tiered {
 			tier = uint64(o.tierOf(id))
 		}
-		k := key{
-			hi: tier<<52 | closeness<<47 | topo,
-			// Whole free cores first: fewer free threads left is worse.
-			lo: uint64(255-avail.core[c.core])<<32 | uint64(id),
+		// Balancing or spreading: whole free cores first. Packing: the
+		// core that fits what is still needed with the fewest threads
+		// left over, so lone threads go before whole cores are broken
+		// (nri-plugins' packing sorts by fewest free CPUs down to the
+		// core, among those that hold the request).
+		fc := uint64(avail.core[c.core])
+		coreKey := 255 - fc
+		if !o.balance && !o.spread {
+			if fc >= uint64(need) {
+				coreKey = fc - uint64(need)
+			} else {
+				coreKey = 256 + 255 - fc
+			}
 		}
+		k := key{hi: tier<<52 | closeness<<47 | topo, lo: coreKey<<32 | uint64(id)}
 		if best < 0 || k.hi < bestKey.hi || k.hi == bestKey.hi && k.lo < bestKey.lo {
 			best, bestKey = int(id), k
 		}

@@ -121,21 +121,30 @@ func byTypeAndInstance(x, y *balloon) int {
 	return cmp.Or(cmp.Compare(x.t.index, y.t.index), cmp.Compare(x.inst, y.inst))
 }
 
-// insert lists a new balloon (and its parts' instances) with the state and
-// with its type.
+// walk calls f for b and each of its parts, at any depth, parents first.
+func (b *balloon) walk(f func(*balloon)) {
+	f(b)
+	for _, p := range b.parts {
+		p.walk(f)
+	}
+}
+
+// insert lists a new balloon (and the instances of its parts, at any
+// depth) with the state and with its type.
 func (s *state) insert(b *balloon) {
 	i, _ := slices.BinarySearchFunc(s.balloons, b, byTypeAndInstance)
 	s.balloons = slices.Insert(s.balloons, i, b)
 	j, _ := slices.BinarySearchFunc(b.t.own, b, byTypeAndInstance)
 	b.t.own = slices.Insert(b.t.own, j, b)
-	for _, p := range append([]*balloon{b}, b.parts...) {
+	b.walk(func(p *balloon) {
 		k, _ := slices.BinarySearch(p.t.insts, p.inst)
 		p.t.insts = slices.Insert(p.t.insts, k, p.inst)
-	}
+	})
 	s.markDirty(b)
 }
 
-// deleteBalloon drops an empty balloon and frees its CPUs.
+// deleteBalloon drops an empty balloon and frees its CPUs (a composite
+// balloon's: its parts').
 func (s *state) deleteBalloon(b *balloon) {
 	if i, found := slices.BinarySearchFunc(s.balloons, b, byTypeAndInstance); found {
 		s.balloons = slices.Delete(s.balloons, i, i+1)
@@ -143,35 +152,41 @@ func (s *state) deleteBalloon(b *balloon) {
 	if i, found := slices.BinarySearchFunc(b.t.own, b, byTypeAndInstance); found {
 		b.t.own = slices.Delete(b.t.own, i, i+1)
 	}
-	for _, p := range append([]*balloon{b}, b.parts...) {
+	var tree []*balloon
+	b.walk(func(p *balloon) {
+		tree = append(tree, p)
 		if k, found := slices.BinarySearch(p.t.insts, p.inst); found {
 			p.t.insts = slices.Delete(p.t.insts, k, k+1)
 		}
-		s.give(p.cpus)
+		if len(p.parts) == 0 {
+			s.give(p.cpus)
+		}
 		p.cpus, p.pin = cpuset.Set{}, [pinSlots]*pinned{}
-	}
-	if b.dirty {
-		b.dirty = false
-		s.dirty = slices.DeleteFunc(s.dirty, func(x *balloon) bool { return x == b })
-	}
+	})
+	s.dirty = slices.DeleteFunc(s.dirty, func(x *balloon) bool {
+		drop := slices.Contains(tree, x)
+		if drop {
+			x.dirty = false
+		}
+		return drop
+	})
 }
-
-// count is how many instances of t exist, as balloons or as parts.
-func (s *state) count(t *btype) int { return len(t.insts) }
 
 // countOwn is how many balloons of t exist, parts not counted.
 func (s *state) countOwn(t *btype) int { return len(t.own) }
 
-// freeInstance is the lowest instance number of t in use by no balloon.
-func (s *state) freeInstance(t *btype) int {
+// nthFreeInstance is the n-th (from 0) lowest instance number of t in use
+// by no balloon or part.
+func (s *state) nthFreeInstance(t *btype, n int) int {
 	next := 0
 	for _, inst := range t.insts {
-		if inst > next {
+		if inst > next+n {
 			break
 		}
-		if inst == next {
-			next++
+		if inst >= next {
+			n -= inst - next
+			next = inst + 1
 		}
 	}
-	return next
+	return next + n
 }

@@ -6,7 +6,10 @@
 // pod annotations, so a user's configuration carries over (RATIONALE.md
 // lists where it differs).
 //
-// Configuration (YAML or JSON; unknown fields are errors naming the field):
+// Configuration (YAML or JSON; unknown fields are errors naming the field;
+// nri-plugins fields that change no placement, such as agent, control, log,
+// instrumentation, idleCPUClass and a type's cpuClass, are accepted with a
+// warning; RATIONALE.md lists them and those refused):
 //
 //	reservedResources: {cpu: 750m}      # the reserved balloon: a quantity (its minCPUs) or "cpuset:0-1"
 //	availableResources: {cpu: cpuset:2-63}  # or "exclude-cpuset:..."; default: every online CPU
@@ -38,8 +41,10 @@
 //	    preferCoreType: performance      # or efficient
 //	    hideHyperthreads: false          # containers get one thread per core
 //	    memoryTypes: [DRAM]              # DRAM, HBM, PMEM
-//	    components: [{balloonType: a}, {balloonType: b}]  # a composite balloon: its CPUs are its parts'
-//	    componentCreation: all           # or balance-balloons: one part, of the type with fewest instances
+//	    components: [{balloonType: a}, {balloonType: b}]  # a composite balloon: its CPUs are its parts',
+//	                                     # which may be composite too ("reserved" may be composite)
+//	    componentCreation: all           # or balance-balloons: one part, the first whose type and the types
+//	                                     # it is made of have the fewest instances
 //	    publishDRADevices: false         # ours: each instance 0…maxBalloons-1 is a DRA device
 //
 // Pod annotations (container form wins over pod form, which wins over the

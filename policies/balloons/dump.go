@@ -17,11 +17,13 @@ type Dump struct {
 
 // DumpBalloon is one balloon.
 type DumpBalloon struct {
-	Name         string   `json:"name"`
-	Type         string   `json:"type"`
-	Instance     int      `json:"instance"`
-	CPUs         string   `json:"cpus"`
-	SharedIdle   string   `json:"sharedIdle,omitempty"`
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Instance   int    `json:"instance"`
+	CPUs       string `json:"cpus"`
+	SharedIdle string `json:"sharedIdle,omitempty"`
+	// Parts are a composite balloon's parts, "NAME[N]:CPUS", each followed
+	// by its own parts when it is composite too.
 	Parts        []string `json:"parts,omitempty"`
 	RequestMilli int64    `json:"requestMilli"`
 	MinCPUs      int      `json:"minCPUs"`
@@ -61,7 +63,7 @@ func (s *state) dump() Dump {
 		db := DumpBalloon{Name: b.name(), Type: b.t.Name, Instance: b.inst, CPUs: b.cpus.String(), SharedIdle: b.shared.String(),
 			RequestMilli: b.milli, MinCPUs: b.t.MinCPUs, MaxCPUs: b.t.MaxCPUs, Containers: b.memberIDs(), Claim: b.claim}
 		for _, p := range b.parts {
-			db.Parts = append(db.Parts, p.name()+":"+p.cpus.String())
+			p.walk(func(x *balloon) { db.Parts = append(db.Parts, x.name()+":"+x.cpus.String()) })
 		}
 		if b.t.PublishDRADevices {
 			db.Device = deviceName(b.t.Name, b.inst)

@@ -160,27 +160,45 @@ func (e *Expression) matches(pod *abi.PodSandbox, c *abi.Container) bool {
 	return false
 }
 
-// expand substitutes ${KEY} in a groupBy expression with lookup(KEY) (an
-// absent key expands to the empty string).
+// expand substitutes key references in a groupBy expression with
+// lookup(KEY) (an absent key expands to the empty string), as nri-plugins'
+// Expand (pkg/apis/resmgr/v1alpha1/expression.go) reads them: ${KEY}, or a
+// plain $KEY that runs to the next '$' or the end; "$$" is a '$'.
 func expand(expr string, lookup func(string) (string, bool)) (string, error) {
+	orig := expr
 	var b strings.Builder
-	for {
-		i := strings.Index(expr, "${")
+	for len(expr) > 0 {
+		i := strings.IndexByte(expr, '$')
 		if i < 0 {
 			b.WriteString(expr)
-			return b.String(), nil
+			break
 		}
-		j := strings.IndexByte(expr[i:], '}')
-		if j < 0 {
-			return "", fmt.Errorf("%q: unterminated ${", expr)
+		b.WriteString(expr[:i])
+		rest := expr[i+1:]
+		var key string
+		switch {
+		case strings.HasPrefix(rest, "$"):
+			b.WriteByte('$')
+			expr = rest[1:]
+			continue
+		case strings.HasPrefix(rest, "{"):
+			j := strings.IndexByte(rest, '}')
+			if j < 0 {
+				return "", fmt.Errorf("%q: unterminated ${", orig)
+			}
+			key, expr = rest[1:j], rest[j+1:]
+		default:
+			j := strings.IndexByte(rest, '$')
+			if j < 0 {
+				j = len(rest)
+			}
+			key, expr = rest[:j], rest[j:]
 		}
-		key := expr[i+2 : i+j]
 		if !validKey(key) {
-			return "", fmt.Errorf("%q: unknown key %q", expr, key)
+			return "", fmt.Errorf("%q: unknown key %q", orig, key)
 		}
 		v, _ := lookup(key)
-		b.WriteString(expr[:i])
 		b.WriteString(v)
-		expr = expr[i+j+1:]
 	}
+	return b.String(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -40,7 +41,7 @@ func machineTopology(tb testing.TB, name string) *abi.Topology {
 	if t := topoCache[name]; t != nil {
 		return t
 	}
-	for _, m := range append(machines, bigMachines...) {
+	for _, m := range slices.Concat(machines, bigMachines, fidelityMachines) {
 		if m.name != name {
 			continue
 		}

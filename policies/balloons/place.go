@@ -157,7 +157,7 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 	// At least one CPU, even for best-effort containers: an empty cpuset
 	// would mean every CPU.
 	if err := s.resize(b, max(1, b.milli+c.milli)); err != nil {
-		if b.milli == 0 && len(b.members) == 0 && s.count(b.t) > b.t.MinBalloons {
+		if b.milli == 0 && len(b.members) == 0 && s.countOwn(b.t) > b.t.MinBalloons {
 			s.deleteBalloon(b)
 		}
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli", "%dm: %v", c.milli, err)

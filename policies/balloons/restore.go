@@ -142,10 +142,6 @@ func (s *state) rebuild(groups map[[2]any]*restored) {
 		if len(g.t.parts) == 0 {
 			s.setCPUs(b, cpuset.New(own...))
 			s.take(b.cpus)
-		} else {
-			for _, pt := range g.t.parts {
-				b.parts = append(b.parts, s.makeBalloon(pt, s.freeInstance(pt)+len(b.parts)))
-			}
 		}
 		s.insert(b)
 		for _, c := range g.ctrs {
@@ -158,8 +154,20 @@ func (s *state) rebuild(groups map[[2]any]*restored) {
 			c.devices = g.claim.GetAllocation().GetDevices()
 		}
 	}
-	// Fit every rebuilt balloon to its bounds and requests (a composite
-	// one gets its parts' CPUs now).
+	// Composite balloons get their parts once every restored instance
+	// number is taken, then CPUs with the others': fit every rebuilt
+	// balloon to its bounds and requests.
+	for _, b := range s.balloons {
+		if len(b.t.parts) > 0 {
+			s.buildParts(b, map[*btype]int{})
+			for _, p := range b.parts {
+				p.walk(func(x *balloon) {
+					k, _ := slices.BinarySearch(x.t.insts, x.inst)
+					x.t.insts = slices.Insert(x.t.insts, k, x.inst)
+				})
+			}
+		}
+	}
 	for _, b := range s.balloons {
 		want := int64(b.t.MinCPUs) * 1000
 		if len(b.members) > 0 {

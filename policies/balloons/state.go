@@ -20,6 +20,9 @@ type btype struct {
 	pinMemory bool
 	hideHT    bool
 	parts     []*btype
+	// related is the type and every type its components reach, at any
+	// depth: the types balance-balloons counts instances of.
+	related []*btype
 	// own are its balloons, by instance; insts the instance numbers in
 	// use, as balloons or as parts of composite balloons, sorted.
 	own   []*balloon
@@ -135,11 +138,16 @@ func (s *state) resolveTypes() error {
 	if err := s.resolveReserved(); err != nil {
 		return err
 	}
-	var devicesOf []cpuset.Set // CPUs near any type's devices
 	for _, t := range s.types {
 		for _, c := range t.Components {
 			t.parts = append(t.parts, s.byName[c.BalloonType])
 		}
+	}
+	for _, t := range s.types {
+		t.related = relatedTypes(t)
+	}
+	var devicesOf []cpuset.Set // CPUs near any type's devices
+	for _, t := range s.types {
 		if t.PublishDRADevices {
 			t.MinBalloons = t.MaxBalloons
 		}
@@ -192,6 +200,20 @@ func (s *state) resolveTypes() error {
 		}
 	}
 	return s.checkDevices()
+}
+
+// relatedTypes is t and every type its components reach, each once (the
+// configuration has no loops).
+func relatedTypes(t *btype) []*btype {
+	out := []*btype{t}
+	for i := 0; i < len(out); i++ {
+		for _, p := range out[i].parts {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // resolveReserved sizes the reserved type from reservedResources.cpu: a
@@ -249,7 +271,7 @@ func (s *state) createMinBalloons() error {
 	order := slices.Clone(s.types)
 	slices.SortStableFunc(order, func(a, b *btype) int { return cmp.Compare(a.AllocatorPriority.rank(), b.AllocatorPriority.rank()) })
 	for _, t := range order {
-		for s.count(t) < t.MinBalloons {
+		for s.countOwn(t) < t.MinBalloons {
 			if _, err := s.newBalloon(t); err != nil {
 				return policyconfig.Errorf(t.field("minBalloons"), "%d balloons of %d CPUs do not fit: %v", t.MinBalloons, t.MinCPUs, err)
 			}
@@ -259,30 +281,13 @@ func (s *state) createMinBalloons() error {
 }
 
 // newBalloon creates an instance of t with its minCPUs (a composite
-// balloon: with its parts) and lists it. Nothing changes on an error.
+// balloon: with its parts, composite themselves or not) and lists it.
+// Nothing changes on an error.
 func (s *state) newBalloon(t *btype) (*balloon, error) {
 	if t.MaxBalloons > 0 && s.countOwn(t) >= t.MaxBalloons {
 		return nil, fmt.Errorf("balloon type %s has its maxBalloons (%d) already", t.Name, t.MaxBalloons)
 	}
-	b := s.makeBalloon(t, s.freeInstance(t))
-	if len(t.parts) > 0 {
-		parts := t.parts
-		if t.ComponentCreation == "balance-balloons" {
-			best := parts[0]
-			for _, p := range parts[1:] {
-				if s.count(p) < s.count(best) {
-					best = p
-				}
-			}
-			parts = []*btype{best}
-		}
-		used := map[*btype]int{}
-		for _, pt := range parts {
-			p := s.makeBalloon(pt, s.freeInstance(pt)+used[pt])
-			used[pt]++
-			b.parts = append(b.parts, p)
-		}
-	}
+	b := s.build(t, map[*btype]int{})
 	if err := s.resize(b, int64(t.MinCPUs)*1000); err != nil {
 		return nil, err
 	}
@@ -290,32 +295,110 @@ func (s *state) newBalloon(t *btype) (*balloon, error) {
 	return b, nil
 }
 
-// resize gives b the CPUs milli needs, within its type's minCPUs and
-// maxCPUs (a composite balloon: split evenly over its parts). Nothing
-// changes on an error.
-func (s *state) resize(b *balloon, milli int64) error {
-	if len(b.parts) > 0 {
-		old := make([]cpuset.Set, len(b.parts))
-		per := (milli + int64(len(b.parts)) - 1) / int64(len(b.parts))
-		var cpus cpuset.Set
-		for i, p := range b.parts {
-			old[i] = p.cpus
-			if err := s.resize(p, per); err != nil {
-				for j := range i {
-					q := b.parts[j]
-					s.give(q.cpus.Difference(old[j]))
-					s.take(old[j].Difference(q.cpus))
-					s.setCPUs(q, old[j])
-				}
-				return fmt.Errorf("composite balloon %s: %w", b.name(), err)
+// build makes an instance of t without CPUs, and its parts as nri-plugins'
+// newCompositeBalloon picks them: every component type ("all"), or with
+// balance-balloons the first component whose related types have the fewest
+// instances. pending counts the instances of each type this build took
+// already, so parts of one type get distinct numbers.
+func (s *state) build(t *btype, pending map[*btype]int) *balloon {
+	b := s.makeBalloon(t, s.nthFreeInstance(t, pending[t]))
+	pending[t]++
+	s.buildParts(b, pending)
+	return b
+}
+
+// buildParts makes b's parts (see build).
+func (s *state) buildParts(b *balloon, pending map[*btype]int) {
+	parts := b.t.parts
+	if b.t.ComponentCreation == "balance-balloons" && len(parts) > 0 {
+		best, least := parts[0], -1
+		for _, p := range parts {
+			if n := s.countRelated(p); least < 0 || n < least {
+				best, least = p, n
 			}
-			cpus = cpus.Union(p.cpus)
 		}
-		if !cpus.Equal(b.cpus) {
-			s.setCPUs(b, cpus)
-		}
-		return nil
+		parts = []*btype{best}
 	}
+	for _, pt := range parts {
+		b.parts = append(b.parts, s.build(pt, pending))
+	}
+}
+
+// countRelated is how many instances of t and the types its components
+// reach exist, as balloons or as parts at any depth (nri-plugins'
+// balloonsByDefIncludingComponents).
+func (s *state) countRelated(t *btype) int {
+	n := 0
+	for _, r := range t.related {
+		n += len(r.insts)
+	}
+	return n
+}
+
+// resize gives b the CPUs milli needs, within its type's minCPUs and
+// maxCPUs (a composite balloon: split evenly over its parts, each rounded
+// up, each within its own bounds). Nothing changes on an error.
+func (s *state) resize(b *balloon, milli int64) error {
+	if len(b.parts) == 0 {
+		return s.resizeLeaf(b, milli)
+	}
+	var saved []savedCPUs
+	b.walk(func(x *balloon) { saved = append(saved, savedCPUs{x, x.cpus}) })
+	if err := s.resizeComposite(b, milli); err != nil {
+		for _, sv := range saved {
+			if len(sv.b.parts) == 0 {
+				s.give(sv.b.cpus.Difference(sv.cpus))
+			}
+		}
+		for _, sv := range saved {
+			if len(sv.b.parts) == 0 {
+				s.take(sv.cpus.Difference(sv.b.cpus))
+			}
+			if !sv.b.cpus.Equal(sv.cpus) {
+				s.setCPUs(sv.b, sv.cpus)
+			}
+		}
+		return fmt.Errorf("composite balloon %s: %w", b.name(), err)
+	}
+	return nil
+}
+
+// savedCPUs is a balloon's CPUs before a resize, to roll it back.
+type savedCPUs struct {
+	b    *balloon
+	cpus cpuset.Set
+}
+
+// resizeComposite resizes b's parts to an even share of milli (b's own
+// minCPUs and maxCPUs bound milli first); b's CPUs become theirs. On an
+// error the parts are left as they are: resize rolls them back.
+func (s *state) resizeComposite(b *balloon, milli int64) error {
+	milli = max(milli, int64(b.t.MinCPUs)*1000)
+	if b.t.MaxCPUs > 0 {
+		milli = min(milli, int64(b.t.MaxCPUs)*1000)
+	}
+	per := (milli + int64(len(b.parts)) - 1) / int64(len(b.parts))
+	var cpus cpuset.Set
+	for _, p := range b.parts {
+		var err error
+		if len(p.parts) > 0 {
+			err = s.resizeComposite(p, per)
+		} else {
+			err = s.resizeLeaf(p, per)
+		}
+		if err != nil {
+			return err
+		}
+		cpus = cpus.Union(p.cpus)
+	}
+	if !cpus.Equal(b.cpus) {
+		s.setCPUs(b, cpus)
+	}
+	return nil
+}
+
+// resizeLeaf resizes a balloon that has CPUs of its own.
+func (s *state) resizeLeaf(b *balloon, milli int64) error {
 	want := int((milli + 999) / 1000)
 	if b.t.MaxCPUs > 0 {
 		want = min(want, b.t.MaxCPUs)

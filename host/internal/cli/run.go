@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	"github.com/nriwasm/nriwasm/host/config"
@@ -98,11 +96,6 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	return nil
-}
-
-// newLogger logs text to w; verbosity v shows logr's V(0)..V(v).
-func newLogger(w io.Writer, v int) logr.Logger {
-	return logr.FromSlogHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.Level(-v)}))
 }
 
 // nodeName is $NODE_NAME (set from the downward API), or the host name.

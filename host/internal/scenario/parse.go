@@ -9,11 +9,17 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// MaxFileBytes caps a scenario file: 1 MiB holds thousands of pods.
+const MaxFileBytes = 1 << 20
+
 // Parse reads a scenario file (YAML or JSON), checks every step against the
 // format and against the pods and claims live at that point, and builds the ABI
 // messages each step sends. An error names the step and the field at fault,
 // e.g. `steps[2].pod.containers[0].resources.requests.cpu: bad quantity "abc"`.
 func Parse(data []byte) (*Scenario, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("scenario: %d bytes, over the limit of %d bytes (a simulation takes some 55 KiB of memory a pod: split the scenario)", len(data), MaxFileBytes)
+	}
 	raw, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)

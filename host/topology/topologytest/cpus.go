@@ -59,6 +59,9 @@ func (m Machine) layout() []*lcpu {
 						}
 						for t := 0; t < T; t++ {
 							id := t*numCores + order
+							if m.ThreadsAdjacent {
+								id = order*T + t
+							}
 							if m.Sparse != nil {
 								id += m.Sparse.Gap * (id / perSocket)
 							}

@@ -27,6 +27,9 @@ type Machine struct {
 	// a core's second thread is numCores ids after the first. Without it
 	// sockets get consecutive id blocks (second threads still come last).
 	Interleaved bool
+	// ThreadsAdjacent numbers a core's threads consecutively (cpu0 and cpu1
+	// are siblings), as QEMU does, instead of second threads last.
+	ThreadsAdjacent bool
 	// MemPerNodeGiB is each CPU node's MemTotal.
 	MemPerNodeGiB int
 	// HugePages2M is each CPU node's nr_hugepages of 2 MiB pages (a 1 GiB

@@ -107,3 +107,14 @@ func Sparse4096CPU8Socket() Machine {
 		NICs: []NIC{{Name: "ens8np0", PCI: "0000:c1:00.0", MAC: "0c:42:a1:00:00:01", Up: true}},
 	}
 }
+
+// N4C16 is nri-plugins' e2e machine n4c16 (a QEMU guest): 2 sockets of 2
+// nodes, 2 cores per node, 2 threads numbered consecutively: node0 is
+// cpu0-3, cpu0 and cpu1 are siblings; 2 GiB per node.
+func N4C16() Machine {
+	return Machine{
+		Sockets: 2, NodesPerDie: 2, CoresPerNode: 2, ThreadsPerCore: 2,
+		ThreadsAdjacent: true,
+		MemPerNodeGiB:   2,
+	}
+}

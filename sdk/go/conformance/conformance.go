@@ -20,6 +20,13 @@
 //     with field "container.name", "log" logs one message per level.
 //   - RunPodSandbox answers an empty response and records nothing (the
 //     benchmarks' empty call).
+//   - UpdateContainer (recorded too) answers updates from the container's
+//     annotations: for each id in "conformance.nriwasm.io/each" (comma-separated)
+//     one update with cpuset_cpus "0-1" and cpuset_mems "0", then for the ids in
+//     "conformance.nriwasm.io/group" one grouped update (the first id, the rest in
+//     also_container_ids) with cpuset_cpus "2-3". The SDK folds the first kind
+//     for a v1.1 host and expands the second for a v1.0 host (abi/README.md
+//     section 13), so both hosts see the same updates container by container.
 //   - Every other call records its method name; DumpState answers the list as a
 //     JSON array of strings.
 package conformance
@@ -41,6 +48,10 @@ const (
 	CPUSetAnnotation = "conformance.nriwasm.io/cpuset"
 	SeenAnnotation   = "conformance.nriwasm.io/seen"
 	FirstAnnotation  = "conformance.nriwasm.io/first"
+	// EachAnnotation lists the containers UpdateContainer updates one by one.
+	EachAnnotation = "conformance.nriwasm.io/each"
+	// GroupAnnotation lists the containers UpdateContainer updates as one group.
+	GroupAnnotation = "conformance.nriwasm.io/group"
 )
 
 // Policy is the conformance policy. The zero value is ready to register.
@@ -173,9 +184,20 @@ func (p *Policy) RunPodSandbox(*abi.RunPodSandboxRequest) (*abi.RunPodSandboxRes
 }
 
 // UpdateContainer implements policy.ContainerUpdater.
-func (p *Policy) UpdateContainer(*abi.UpdateContainerRequest) (*abi.UpdateContainerResponse, error) {
+func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateContainerResponse, error) {
 	p.record("UpdateContainer")
-	return nil, nil
+	resp := &abi.UpdateContainerResponse{}
+	annotations := r.GetContainer().GetAnnotations()
+	if ids := annotations[EachAnnotation]; ids != "" {
+		for _, id := range strings.Split(ids, ",") {
+			resp.Updates = append(resp.Updates, &abi.ContainerUpdate{ContainerId: id, CpusetCpus: "0-1", CpusetMems: "0"})
+		}
+	}
+	if ids := annotations[GroupAnnotation]; ids != "" {
+		all := strings.Split(ids, ",")
+		resp.Updates = append(resp.Updates, &abi.ContainerUpdate{ContainerId: all[0], AlsoContainerIds: all[1:], CpusetCpus: "2-3"})
+	}
+	return resp, nil
 }
 
 // StopContainer implements policy.ContainerStopper.

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"errors"
+
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
@@ -15,6 +17,9 @@ type Dispatcher struct {
 	metadata    *abi.PolicyMetadata
 	handlers    map[abi.Method]handler
 	initialized bool
+	// hostMinor is the last Init's host_abi_minor: which additions of v1 the
+	// host reads in answers.
+	hostMinor uint32
 }
 
 // NewDispatcher validates p's Description and binds its handlers.
@@ -33,7 +38,7 @@ func NewDispatcher(p Policy) (*Dispatcher, error) {
 		Sdk:         SDKName,
 	}
 	d.bind(abi.Method_METHOD_INFO, true, serve(d.info, wrapInfo))
-	bindCall(d, abi.Method_METHOD_INIT, Initializer.Init, wrapInit)
+	d.bindInit()
 	bindCall(d, abi.Method_METHOD_RECONFIGURE, Reconfigurer.Reconfigure, wrapReconfigure)
 	bindCall(d, abi.Method_METHOD_DEVICES, DeviceProvider.Devices, wrapDevices)
 	bindCall(d, abi.Method_METHOD_ALLOCATE, Allocator.Allocate, wrapAllocate)
@@ -76,6 +81,49 @@ func (d *Dispatcher) Dispatch(method abi.Method, request []byte) *abi.Response {
 	if method == abi.Method_METHOD_INIT && resp.GetError() == nil {
 		d.initialized = true
 	}
+	if us := resp.UpdatesField(); us != nil && len(*us) > 0 {
+		return d.shapeUpdates(resp, us)
+	}
+	return resp
+}
+
+// HostABIMinor is the ABI minor version the host announced in the last Init
+// (InitRequest.host_abi_minor): 0 for a v1.0 host, or before Init.
+func (d *Dispatcher) HostABIMinor() uint32 { return d.hostMinor }
+
+// bindInit binds Init to the policy's Initializer, or to an empty answer, and
+// records the host's ABI minor either way.
+func (d *Dispatcher) bindInit() {
+	impl, ok := d.policy.(Initializer)
+	d.bind(abi.Method_METHOD_INIT, ok, serve(func(r *abi.InitRequest) (*abi.InitResponse, error) {
+		d.hostMinor = r.GetHostAbiMinor()
+		if !ok {
+			return &abi.InitResponse{}, nil
+		}
+		return impl.Init(r)
+	}, wrapInit))
+}
+
+// shapeUpdates puts an answer's updates in the form the host reads. A host
+// that expands grouped updates (ABI v1.1) gets every run of consecutive
+// updates making the same change folded into one (abi.FoldUpdates), so a
+// policy that moves a pool of 200 containers sends its cpuset once; an older
+// host gets every grouped update the policy built itself expanded into one
+// update per container (abi.ExpandUpdates). The container-by-container
+// result is the same either way. A malformed group is the policy's bug: the
+// answer becomes ERROR_CODE_INTERNAL naming the field.
+func (d *Dispatcher) shapeUpdates(resp *abi.Response, us *[]*abi.ContainerUpdate) *abi.Response {
+	if d.hostMinor >= abi.MinorGroupedUpdates {
+		*us = abi.FoldUpdates(*us)
+		return resp
+	}
+	expanded, err := abi.ExpandUpdates(*us)
+	if err != nil {
+		var ae *abi.AnswerError
+		errors.As(err, &ae)
+		return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INTERNAL, ae.Field, "%s", ae.Message))
+	}
+	*us = expanded
 	return resp
 }
 

@@ -348,7 +348,7 @@ func TestUnknownMethod(t *testing.T) {
 					initialize(t, d)
 				}
 				wantError(t, d.Dispatch(m, nil), abi.ErrorCode_ERROR_CODE_UNIMPLEMENTED, "",
-					fmt.Sprintf("method %d is not part of ABI v1.0", int32(m)))
+					fmt.Sprintf("method %d is not part of ABI v%d.%d", int32(m), abi.ABIMajor, abi.ABIMinor))
 			}
 		})
 	}

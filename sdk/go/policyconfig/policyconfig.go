@@ -16,11 +16,26 @@
 //	}
 //
 // A type that implements json.Unmarshaler checks its own values; its error
-// is reported at its path. A struct type that implements Unsupporter names
-// fields it refuses with a reason of their own (fields of the project this
-// configuration follows that the policy does not implement). Semantic checks
-// after decoding report with Errorf and Path, so every error names its field
-// the same way.
+// is reported at its path. Semantic checks after decoding report with Errorf
+// and Path, so every error names its field the same way.
+//
+// A configuration carried over from the project a policy follows (for
+// nriwasm's built-in policies, containers/nri-plugins) must start when it
+// asks for nothing the policy cannot do. A struct type sorts that project's
+// fields it has no Go field for with up to three methods:
+//
+//   - Ignorer: fields that do not change what the policy decides (logging,
+//     metrics endpoints): accepted at any value, each reported as a Warning.
+//   - Restricter: fields accepted only at the values the policy behaves
+//     like (colocatePods: false): any other value is refused.
+//   - Unsupporter: fields refused at any value.
+//
+// Decode checks the whole document before it fails: every refused field,
+// unknown field and wrong value is in the one error it returns (its Field is
+// the first of them, its Message lists them all), so a user fixes a carried-over
+// configuration in one pass. Decode and DecodeAt log the warnings through the
+// policy's log (policy.Log, so the host's log and `nriwasm simulate`'s report
+// show them); DecodeWarnings returns them instead.
 package policyconfig
 
 import (
@@ -34,6 +49,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"sigs.k8s.io/yaml"
 )
 
@@ -41,52 +57,127 @@ import (
 const Root = "config"
 
 // Unsupporter is implemented by a configuration struct that refuses some
-// field names with a reason: UnsupportedFields maps a field name to why.
+// field names at any value: UnsupportedFields maps a field name to why.
 type Unsupporter interface {
 	UnsupportedFields() map[string]string
 }
 
+// Ignorer is implemented by a configuration struct that accepts some field
+// names at any value without acting on them: IgnoredFields maps a field name
+// to why ignoring it changes nothing the policy decides. Each one present is
+// a Warning.
+type Ignorer interface {
+	IgnoredFields() map[string]string
+}
+
+// Restricter is implemented by a configuration struct that accepts some
+// field names only at certain values: RestrictedFields maps a field name to
+// its Restriction.
+type Restricter interface {
+	RestrictedFields() map[string]Restriction
+}
+
+// Restriction is a field accepted only at the values in Accept (compared as
+// JSON: false, "none", []string{} and "" are all distinct); Why says why any
+// other value is refused.
+type Restriction struct {
+	Accept []any
+	Why    string
+}
+
+// Warning is a field Decode accepted without acting on it.
+type Warning struct {
+	Field string // its path ("config.instrumentation")
+	Why   string // the Ignorer's reason
+}
+
+func (w Warning) String() string { return w.Field + ": ignored: " + w.Why }
+
 var (
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	unsupporterType = reflect.TypeFor[Unsupporter]()
+	ignorerType     = reflect.TypeFor[Ignorer]()
+	restricterType  = reflect.TypeFor[Restricter]()
 )
 
 // Decode decodes raw (YAML or JSON) into v, a pointer to a struct. An empty
 // or null document leaves v alone. Absent and null fields keep v's values.
-// Field paths start with Root.
+// Field paths start with Root. Warnings go to policy.Log.
 func Decode(raw []byte, v any) error { return DecodeAt(raw, v, Root) }
 
 // DecodeAt is Decode with field paths under root ("" for none), for a
 // document that is not a policy's configuration or is part of a larger one.
 func DecodeAt(raw []byte, v any, root string) error {
+	warnings, err := DecodeWarnings(raw, v, root)
+	for _, w := range warnings {
+		policy.Log.Warnf("%s", w)
+	}
+	return err
+}
+
+// DecodeWarnings is DecodeAt returning the warnings, in document order with
+// fields sorted, instead of logging them. On error v is left alone.
+func DecodeWarnings(raw []byte, v any, root string) ([]Warning, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("policyconfig.Decode: want a non-nil pointer, got %T", v)
+		return nil, fmt.Errorf("policyconfig.Decode: want a non-nil pointer, got %T", v)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil
+		return nil, nil
 	}
 	js, err := yaml.YAMLToJSON(raw)
 	if err != nil {
-		return Errorf(root, "not YAML or JSON: %v", err)
+		return nil, Errorf(root, "not YAML or JSON: %v", err)
 	}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return Errorf(root, "not YAML or JSON: %v", err)
+		return nil, Errorf(root, "not YAML or JSON: %v", err)
 	}
 	if doc == nil {
-		return nil
+		return nil, nil
 	}
-	if err := check(doc, rv.Type().Elem(), root); err != nil {
-		return err
+	var c checker
+	c.check(doc, rv.Type().Elem(), root)
+	if err := c.err(); err != nil {
+		return nil, err
 	}
 	js, _ = json.Marshal(dropNulls(doc))
 	if err := json.Unmarshal(js, v); err != nil {
-		return Errorf(root, "%v", err)
+		return nil, Errorf(root, "%v", err)
 	}
-	return nil
+	return c.warnings, nil
+}
+
+// checker walks a document, collecting every error and warning.
+type checker struct {
+	errs     []*abi.PolicyError
+	warnings []Warning
+}
+
+func (c *checker) fail(err *abi.PolicyError) { c.errs = append(c.errs, err) }
+
+// err is nil, the one error, or the first error with every other one
+// appended to its message.
+func (c *checker) err() error {
+	switch len(c.errs) {
+	case 0:
+		return nil
+	case 1:
+		return c.errs[0]
+	}
+	first := c.errs[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (and %d more:", first.Message, len(c.errs)-1)
+	for i, e := range c.errs[1:] {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		fmt.Fprintf(&b, " %s: %s", e.Field, e.Message)
+	}
+	b.WriteByte(')')
+	return Errorf(first.Field, "%s", b.String())
 }
 
 // dropNulls removes null-valued object fields, so they keep their defaults
@@ -135,103 +226,145 @@ func Path(path string, parts ...any) string {
 }
 
 // check compares a decoded JSON value with the Go type it will fill.
-func check(doc any, t reflect.Type, path string) error {
+func (c *checker) check(doc any, t reflect.Type, path string) {
 	if doc == nil {
-		return nil // null keeps the default
+		return // null keeps the default
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		raw, _ := json.Marshal(doc)
 		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
-			return Errorf(path, "%v", err)
+			c.fail(Errorf(path, "%v", err))
 		}
-		return nil
+		return
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return check(doc, t.Elem(), path)
+		c.check(doc, t.Elem(), path)
 	case reflect.Interface:
-		return nil
 	case reflect.Struct:
-		return checkStruct(doc, t, path)
+		c.checkStruct(doc, t, path)
 	case reflect.Map:
 		obj, ok := doc.(map[string]any)
 		if !ok {
-			return want(path, "an object", doc)
+			c.want(path, "an object", doc)
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := check(obj[k], t.Elem(), Path(path, k)); err != nil {
-				return err
-			}
+			c.check(obj[k], t.Elem(), Path(path, k))
 		}
 	case reflect.Slice:
 		list, ok := doc.([]any)
 		if !ok {
-			return want(path, "a list", doc)
+			c.want(path, "a list", doc)
 		}
 		for i, e := range list {
-			if err := check(e, t.Elem(), Path(path, i)); err != nil {
-				return err
-			}
+			c.check(e, t.Elem(), Path(path, i))
 		}
 	case reflect.String:
 		if _, ok := doc.(string); !ok {
-			return want(path, "a string", doc)
+			c.want(path, "a string", doc)
 		}
 	case reflect.Bool:
 		if _, ok := doc.(bool); !ok {
-			return want(path, "true or false", doc)
+			c.want(path, "true or false", doc)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, ok := doc.(json.Number)
 		i, err := n.Int64()
 		if !ok || err != nil {
-			return want(path, "an integer", doc)
+			c.want(path, "an integer", doc)
 		}
 		if lo, hi := intRange(t); i < lo || i > hi {
-			return Errorf(path, "%d is out of range [%d, %d]", i, lo, hi)
+			c.fail(Errorf(path, "%d is out of range [%d, %d]", i, lo, hi))
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, ok := doc.(json.Number)
 		i, err := n.Int64()
 		if !ok || err != nil {
-			return want(path, "a non-negative integer", doc)
+			c.want(path, "a non-negative integer", doc)
 		}
 		if hi := uint64(1)<<(t.Bits()-1)*2 - 1; i < 0 || uint64(i) > hi {
-			return Errorf(path, "%d is out of range [0, %d]", i, hi)
+			c.fail(Errorf(path, "%d is out of range [0, %d]", i, hi))
 		}
 	case reflect.Float32, reflect.Float64:
 		if _, ok := doc.(json.Number); !ok {
-			return want(path, "a number", doc)
+			c.want(path, "a number", doc)
 		}
 	default:
-		return Errorf(path, "policyconfig cannot decode a %s", t)
+		c.fail(Errorf(path, "policyconfig cannot decode a %s", t))
 	}
-	return nil
 }
 
-func checkStruct(doc any, t reflect.Type, path string) error {
+func (c *checker) checkStruct(doc any, t reflect.Type, path string) {
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return want(path, "an object", doc)
+		c.want(path, "an object", doc)
+		return
 	}
 	fields := jsonFields(t)
-	var unsupported map[string]string
+	var (
+		unsupported map[string]string
+		ignored     map[string]string
+		restricted  map[string]Restriction
+	)
+	zero := reflect.Zero(t).Interface()
 	if t.Implements(unsupporterType) {
-		unsupported = reflect.Zero(t).Interface().(Unsupporter).UnsupportedFields()
+		unsupported = zero.(Unsupporter).UnsupportedFields()
+	}
+	if t.Implements(ignorerType) {
+		ignored = zero.(Ignorer).IgnoredFields()
+	}
+	if t.Implements(restricterType) {
+		restricted = zero.(Restricter).RestrictedFields()
 	}
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		f, ok := fields[k]
-		if !ok {
-			if why, ok := unsupported[k]; ok {
-				return Errorf(Path(path, k), "not supported: %s", why)
-			}
-			return Errorf(Path(path, k), "unknown field (known: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+		if ok {
+			c.check(obj[k], f, Path(path, k))
+			continue
 		}
-		if err := check(obj[k], f, Path(path, k)); err != nil {
-			return err
+		if why, ok := ignored[k]; ok {
+			c.warnings = append(c.warnings, Warning{Field: Path(path, k), Why: why})
+			continue
+		}
+		if r, ok := restricted[k]; ok {
+			if !r.accepts(obj[k]) {
+				c.fail(Errorf(Path(path, k), "%s is not supported (accepted: %s): %s", jsonText(obj[k]), r.accepted(), r.Why))
+			}
+			continue
+		}
+		if why, ok := unsupported[k]; ok {
+			c.fail(Errorf(Path(path, k), "not supported: %s", why))
+			continue
+		}
+		c.fail(Errorf(Path(path, k), "unknown field (known: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", ")))
+	}
+}
+
+func (r Restriction) accepts(v any) bool {
+	got := jsonText(v)
+	for _, a := range r.Accept {
+		if jsonText(a) == got {
+			return true
 		}
 	}
-	return nil
+	return false
+}
+
+func (r Restriction) accepted() string {
+	var texts []string
+	for _, a := range r.Accept {
+		texts = append(texts, jsonText(a))
+	}
+	return strings.Join(texts, " or ")
+}
+
+// jsonText is v as compact JSON; null for a value that has none.
+func jsonText(v any) string {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(js)
 }
 
 // jsonFields maps a struct's JSON field names to their types, embedded
@@ -259,8 +392,8 @@ func intRange(t reflect.Type) (int64, int64) {
 	return -hi - 1, hi
 }
 
-func want(path, what string, got any) error {
-	return Errorf(path, "want %s, got %s", what, describe(got))
+func (c *checker) want(path, what string, got any) {
+	c.fail(Errorf(path, "want %s, got %s", what, describe(got)))
 }
 
 func describe(v any) string {

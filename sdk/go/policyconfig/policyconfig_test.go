@@ -1,8 +1,11 @@
 package policyconfig_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,4 +125,94 @@ func ExampleDecode() {
 	pe, _ := errors.AsType[*abi.PolicyError](err)
 	fmt.Println(pe.Field+":", pe.Message)
 	// Output: config.minCPU: unknown field (known: minCPUs)
+}
+
+// carried is a configuration that follows another project's: it ignores
+// that project's logging section, accepts its "colocate" only at false and
+// refuses "classes".
+type carried struct {
+	Pin bool `json:"pin"`
+}
+
+func (carried) IgnoredFields() map[string]string {
+	return map[string]string{"log": "logging is the host's", "metrics": "no endpoint here"}
+}
+
+func (carried) RestrictedFields() map[string]policyconfig.Restriction {
+	return map[string]policyconfig.Restriction{
+		"colocate": {Accept: []any{false}, Why: "not implemented"},
+		"priority": {Accept: []any{"none", ""}, Why: "CPU priorities are not read"},
+		"classes":  {Accept: []any{[]any{}}, Why: "no classes"},
+	}
+}
+
+func (carried) UnsupportedFields() map[string]string {
+	return map[string]string{"irq": "interrupts are not steered"}
+}
+
+func TestDecodeWarningsAndRestrictions(t *testing.T) {
+	var c carried
+	doc := "pin: true\nlog: {debug: [none]}\nmetrics: {port: 8891}\ncolocate: false\npriority: none\nclasses: []\n"
+	warnings, err := policyconfig.DecodeWarnings([]byte(doc), &c, "config")
+	if err != nil || !c.Pin {
+		t.Fatalf("DecodeWarnings = %v, pin %t", err, c.Pin)
+	}
+	want := []policyconfig.Warning{{Field: "config.log", Why: "logging is the host's"}, {Field: "config.metrics", Why: "no endpoint here"}}
+	if !slices.Equal(warnings, want) {
+		t.Errorf("warnings = %v, want %v", warnings, want)
+	}
+	if got := warnings[0].String(); got != "config.log: ignored: logging is the host's" {
+		t.Errorf("String() = %q", got)
+	}
+}
+
+func TestDecodeReportsEveryRefusalInOneError(t *testing.T) {
+	c := carried{Pin: true}
+	doc := "colocate: true\npriority: high\nclasses: [a]\nirq: [eth0]\npinn: false\npin: 3\nlog: {}\n"
+	_, err := policyconfig.DecodeWarnings([]byte(doc), &c, "config")
+	pe, ok := errors.AsType[*abi.PolicyError](err)
+	if !ok {
+		t.Fatalf("DecodeWarnings = %v, want a PolicyError", err)
+	}
+	if pe.Field != "config.classes" {
+		t.Errorf("field = %q, want the first refused field config.classes", pe.Field)
+	}
+	for _, part := range []string{
+		`["a"] is not supported (accepted: []): no classes`,
+		`and 5 more:`,
+		`config.colocate: true is not supported (accepted: false): not implemented`,
+		`config.irq: not supported: interrupts are not steered`,
+		`config.pin: want true or false, got the number 3`,
+		`config.pinn: unknown field`,
+		`config.priority: "high" is not supported (accepted: "none" or ""): CPU priorities are not read`,
+	} {
+		if !strings.Contains(pe.Message, part) {
+			t.Errorf("message %q lacks %q", pe.Message, part)
+		}
+	}
+	if !c.Pin {
+		t.Error("a refused document changed the configuration")
+	}
+}
+
+func ExampleRestricter() {
+	var c carried
+	err := policyconfig.Decode([]byte("colocate: true\nirq: [eth0]\n"), &c)
+	pe, _ := errors.AsType[*abi.PolicyError](err)
+	fmt.Println(pe.Field + ": " + pe.Message)
+	// Output: config.colocate: true is not supported (accepted: false): not implemented (and 1 more: config.irq: not supported: interrupts are not steered)
+}
+
+func TestDecodeLogsWarnings(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	var c carried
+	if err := policyconfig.Decode([]byte("log: {}\n"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, `"config.log: ignored: logging is the host's"`) {
+		t.Errorf("policy log = %q, want the warning", got)
+	}
 }

@@ -8,6 +8,7 @@ use crate::abi::*;
 use crate::error::Error;
 use crate::method::name;
 use crate::policy::Policy;
+use crate::updates::{expand_updates, fold_updates, updates_of, MINOR_GROUPED_UPDATES};
 
 /// The SDK's name and version in `PolicyMetadata.sdk`.
 pub const SDK_NAME: &str = concat!("nriwasm-rust/", env!("CARGO_PKG_VERSION"));
@@ -15,7 +16,7 @@ pub const SDK_NAME: &str = concat!("nriwasm-rust/", env!("CARGO_PKG_VERSION"));
 /// The ABI version this crate implements: `major << 16 | minor`.
 pub const ABI_MAJOR: u32 = 1;
 /// The ABI minor version this crate implements.
-pub const ABI_MINOR: u32 = 0;
+pub const ABI_MINOR: u32 = 1;
 
 /// Routes encoded requests to a policy's handlers. The Wasm exports drive it;
 /// tests drive it natively through the same bytes.
@@ -23,6 +24,8 @@ pub struct Dispatcher<P> {
     policy: P,
     metadata: PolicyMetadata,
     initialized: bool,
+    /// The last Init's `host_abi_minor`: which additions of v1 the host reads.
+    host_minor: u32,
 }
 
 impl<P: Policy> Dispatcher<P> {
@@ -42,12 +45,18 @@ impl<P: Policy> Dispatcher<P> {
             description: desc.summary,
             sdk: SDK_NAME.to_string(),
         };
-        Ok(Dispatcher { policy, metadata, initialized: false })
+        Ok(Dispatcher { policy, metadata, initialized: false, host_minor: 0 })
     }
 
     /// What Info answers.
     pub fn metadata(&self) -> &PolicyMetadata {
         &self.metadata
+    }
+
+    /// The ABI minor version the host announced in the last Init
+    /// (`InitRequest.host_abi_minor`): 0 for a v1.0 host, or before Init.
+    pub fn host_abi_minor(&self) -> u32 {
+        self.host_minor
     }
 
     /// The policy, for tests that look at its state.
@@ -76,10 +85,25 @@ impl<P: Policy> Dispatcher<P> {
         if !self.initialized && method != Method::Info as i32 && method != Method::Init as i32 {
             return error(Error::failed_precondition(format!("{} before Init", name(method))));
         }
-        let answer = match self.serve(method, request) {
+        let mut answer = match self.serve(method, request) {
             Ok(answer) => answer,
             Err(e) => return error(e),
         };
+        // The updates in the form the host reads: folded for a host that
+        // expands groups (v1.1), every group expanded for an older one.
+        if let Some(us) = updates_of(&mut answer) {
+            if !us.is_empty() {
+                let taken = std::mem::take(us);
+                if self.host_minor >= MINOR_GROUPED_UPDATES {
+                    *us = fold_updates(taken);
+                } else {
+                    match expand_updates(taken) {
+                        Ok(expanded) => *us = expanded,
+                        Err(e) => return error(e),
+                    }
+                }
+            }
+        }
         if method == Method::Init as i32 {
             self.initialized = true;
         }
@@ -88,6 +112,35 @@ impl<P: Policy> Dispatcher<P> {
 
     fn declared(&self, method: i32) -> bool {
         self.metadata.capabilities.contains(&method)
+    }
+}
+
+/// What the Dispatcher keeps of a request: the host's ABI minor from Init.
+trait Seen {
+    fn host_abi_minor(&self) -> Option<u32> {
+        None
+    }
+}
+
+impl Seen for InitRequest {
+    fn host_abi_minor(&self) -> Option<u32> {
+        Some(self.host_abi_minor)
+    }
+}
+
+macro_rules! unseen {
+    ($($req:ident),*) => { $(impl Seen for $req {})* };
+}
+
+unseen!(ReconfigureRequest, DevicesRequest, AllocateRequest, ReleaseRequest, SynchronizeRequest, RunPodSandboxRequest,
+    CreateContainerRequest, UpdateContainerRequest, StopContainerRequest, RemoveContainerRequest, StopPodSandboxRequest,
+    RemovePodSandboxRequest, DumpStateRequest);
+
+impl<P> Dispatcher<P> {
+    fn saw(&mut self, req: &impl Seen) {
+        if let Some(minor) = req.host_abi_minor() {
+            self.host_minor = minor;
+        }
     }
 }
 
@@ -110,6 +163,7 @@ macro_rules! serve {
                 $(
                     if method == Method::$method as i32 {
                         let req: $req = decode(request)?;
+                        self.saw(&req);
                         if !self.declared(method) {
                             return Ok(Answer::$variant(Default::default()));
                         }

@@ -54,11 +54,13 @@ pub mod exports;
 pub mod log;
 pub mod method;
 mod policy;
+mod updates;
 
 pub use abi::{ErrorCode, Method};
 pub use dispatch::{Dispatcher, ABI_MAJOR, ABI_MINOR, SDK_NAME};
 pub use error::{Error, Result};
 pub use policy::{is_dns_label, Description, Policy};
+pub use updates::{expand_updates, fold_updates, MINOR_GROUPED_UPDATES};
 
 /// Exports a policy from a `cdylib` crate: the three ABI exports serving the
 /// value `$make` builds (once, when the host first enters the module), and

@@ -84,7 +84,7 @@ fn info_answers_the_metadata_before_init() {
             name: "test-policy".into(),
             version: "1.2.3".into(),
             abi_major: 1,
-            abi_minor: 0,
+            abi_minor: nriwasm::ABI_MINOR,
             // Sorted and without duplicates.
             capabilities: vec![Method::Init as i32, Method::Devices as i32, Method::CreateContainer as i32],
             description: "a test policy".into(),
@@ -142,7 +142,7 @@ fn unknown_methods_are_unimplemented() {
                 d.dispatch(method, &[]),
                 ErrorCode::Unimplemented,
                 "",
-                &format!("method {} is not part of ABI v1.0", method),
+                &format!("method {} is not part of ABI v1.{}", method, nriwasm::ABI_MINOR),
             );
         }
     }

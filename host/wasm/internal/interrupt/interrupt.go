@@ -6,17 +6,18 @@
 // down several times. Instrument instead adds a countdown: a mutable i32
 // global, exported as GlobalName, that every loop iteration decrements, and a
 // function import PollModule.PollName of type () -> () that the guest calls
-// whenever the countdown reads zero:
+// whenever the decremented countdown reads zero or less:
 //
-//	global.get $countdown
-//	i32.eqz
-//	if
-//	  call $poll
-//	end
 //	global.get $countdown
 //	i32.const 1
 //	i32.sub
 //	global.set $countdown
+//	global.get $countdown
+//	i32.const 0
+//	i32.le_s
+//	if
+//	  call $poll
+//	end
 //
 // The host's poll function either resets the countdown to Countdown or, past
 // the call's deadline, fails the call (a wazero host function panics). Since
@@ -49,6 +50,10 @@ const (
 	// the poll function should reset it to: the number of loop iterations
 	// between two polls.
 	Countdown = 65536
+	// Version names the form of the inserted check; it changes whenever
+	// Instrument's output for a given input does, so that caches of
+	// instrumented modules can key on it.
+	Version = "2"
 )
 
 // countdownInit is the countdown's initializer: i32.const Countdown; end.

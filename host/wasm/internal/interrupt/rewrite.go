@@ -10,7 +10,7 @@ import (
 // Opcodes of the check.
 const (
 	opI32Const  byte = 0x41
-	opI32Eqz    byte = 0x45
+	opI32LeS    byte = 0x4c
 	opI32Sub    byte = 0x6b
 	opGlobalSet byte = 0x24
 )
@@ -18,25 +18,37 @@ const (
 // appendCheck appends the check that follows every loop header:
 //
 //	global.get $countdown
-//	i32.eqz
-//	if (empty)
-//	  call $poll
-//	end
-//	global.get $countdown
 //	i32.const 1
 //	i32.sub
 //	global.set $countdown
+//	global.get $countdown
+//	i32.const 0
+//	i32.le_s
+//	if (empty)
+//	  call $poll
+//	end
+//
+// The host's timer may zero the countdown between any two of these
+// instructions. Each value read is used once, and the test is signed, so no
+// interleaving lets the countdown wrap: a zero written before the decrement's
+// read becomes -1 and is polled at once; one written between that read and
+// the store is overwritten by a value below Countdown, so the guest still
+// polls (and the host then fails the call) within Countdown iterations; one
+// written after the store is read by the test or by the next iteration.
+// Whatever the timing, a call runs at most Countdown+1 loop iterations past
+// its deadline.
 //
 // It leaves the operand stack as it found it, so it fits any loop type.
 func appendCheck(dst []byte, countdown, poll uint32) []byte {
 	dst = append(dst, opGlobalGet)
 	dst = wasmbin.AppendU32(dst, countdown)
-	dst = append(dst, opI32Eqz, opIf, blockTypeEmpty, opCall)
-	dst = wasmbin.AppendU32(dst, poll)
-	dst = append(dst, opEnd, opGlobalGet)
-	dst = wasmbin.AppendU32(dst, countdown)
 	dst = append(dst, opI32Const, 0x01, opI32Sub, opGlobalSet)
-	return wasmbin.AppendU32(dst, countdown)
+	dst = wasmbin.AppendU32(dst, countdown)
+	dst = append(dst, opGlobalGet)
+	dst = wasmbin.AppendU32(dst, countdown)
+	dst = append(dst, opI32Const, 0x00, opI32LeS, opIf, blockTypeEmpty, opCall)
+	dst = wasmbin.AppendU32(dst, poll)
+	return append(dst, opEnd)
 }
 
 // rewriteCode returns the code section payload with check inserted after

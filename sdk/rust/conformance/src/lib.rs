@@ -15,6 +15,10 @@ use nriwasm::{Description, Error, Policy, Result};
 pub const CPUSET_ANNOTATION: &str = "conformance.nriwasm.io/cpuset";
 pub const SEEN_ANNOTATION: &str = "conformance.nriwasm.io/seen";
 pub const FIRST_ANNOTATION: &str = "conformance.nriwasm.io/first";
+/// The containers UpdateContainer updates one by one.
+pub const EACH_ANNOTATION: &str = "conformance.nriwasm.io/each";
+/// The containers UpdateContainer updates as one group.
+pub const GROUP_ANNOTATION: &str = "conformance.nriwasm.io/group";
 
 /// The conformance policy.
 #[derive(Default)]
@@ -164,9 +168,30 @@ impl Policy for Conformance {
         Ok(RunPodSandboxResponse::default())
     }
 
-    fn update_container(&mut self, _: UpdateContainerRequest) -> Result<UpdateContainerResponse> {
+    fn update_container(&mut self, r: UpdateContainerRequest) -> Result<UpdateContainerResponse> {
         self.record("UpdateContainer");
-        Ok(UpdateContainerResponse::default())
+        let annotations = r.container.unwrap_or_default().annotations;
+        let mut updates = Vec::new();
+        if let Some(ids) = annotations.get(EACH_ANNOTATION).filter(|ids| !ids.is_empty()) {
+            for id in ids.split(',') {
+                updates.push(ContainerUpdate {
+                    container_id: id.to_string(),
+                    cpuset_cpus: "0-1".into(),
+                    cpuset_mems: "0".into(),
+                    ..Default::default()
+                });
+            }
+        }
+        if let Some(ids) = annotations.get(GROUP_ANNOTATION).filter(|ids| !ids.is_empty()) {
+            let mut all = ids.split(',').map(String::from);
+            updates.push(ContainerUpdate {
+                container_id: all.next().unwrap_or_default(),
+                also_container_ids: all.collect(),
+                cpuset_cpus: "2-3".into(),
+                ..Default::default()
+            });
+        }
+        Ok(UpdateContainerResponse { updates })
     }
 
     fn stop_container(&mut self, _: StopContainerRequest) -> Result<StopContainerResponse> {

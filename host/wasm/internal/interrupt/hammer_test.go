@@ -1,0 +1,137 @@
+package interrupt
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
+)
+
+// counterModule is a hand-assembled module whose export "spin" loops forever,
+// adding one to the exported mutable i64 global "iters" at every iteration:
+//
+//	(global $iters (export "iters") (mut i64) (i64.const 0))
+//	(func (export "spin") (loop global.get 0 i64.const 1 i64.add global.set 0 br 0))
+func counterModule() []byte {
+	sections := []wasmbin.Section{
+		{ID: wasmbin.SectionType, Payload: []byte{1, 0x60, 0, 0}},
+		{ID: wasmbin.SectionFunction, Payload: []byte{1, 0}},
+		{ID: wasmbin.SectionGlobal, Payload: []byte{1, 0x7e, 1, 0x42, 0, 0x0b}},
+		{ID: wasmbin.SectionExport, Payload: append(append(
+			append(wasmbin.AppendName([]byte{2}, "spin"), 0x00, 0),
+			wasmbin.AppendName(nil, "iters")...), 0x03, 0)},
+	}
+	body := []byte{0, 0x03, 0x40, 0x23, 0, 0x42, 1, 0x7c, 0x24, 0, 0x0c, 0, 0x0b, 0x0b}
+	code := append(wasmbin.AppendU32([]byte{1}, uint32(len(body))), body...)
+	sections = append(sections, wasmbin.Section{ID: wasmbin.SectionCode, Payload: code})
+	return wasmbin.Encode(sections, 64)
+}
+
+// timedGuest mirrors the host's deadline machinery: a timer that zeroes the
+// countdown and marks the call late, and a poll that fails a late call and
+// otherwise rearms the countdown, both under one mutex.
+type timedGuest struct {
+	mod       api.Module
+	spin      api.Function
+	countdown api.MutableGlobal
+	iters     api.Global
+
+	mu    sync.Mutex
+	fired bool
+	// firedAt is the iteration count the timer read right after zeroing the
+	// countdown.
+	firedAt uint64
+}
+
+func newTimedGuest(tb testing.TB, module []byte) *timedGuest {
+	tb.Helper()
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	tb.Cleanup(func() { r.Close(ctx) })
+	g := &timedGuest{}
+	poll := api.GoModuleFunc(func(context.Context, api.Module, []uint64) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.fired {
+			panic(errStopped)
+		}
+		g.countdown.Set(Countdown)
+	})
+	if _, err := r.NewHostModuleBuilder(PollModule).NewFunctionBuilder().
+		WithGoModuleFunction(poll, nil, nil).Export(PollName).Instantiate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	mod, err := r.Instantiate(ctx, module)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g.mod, g.spin = mod, mod.ExportedFunction("spin")
+	g.countdown = mod.ExportedGlobal(GlobalName).(api.MutableGlobal)
+	g.iters = mod.ExportedGlobal("iters")
+	return g
+}
+
+// fire is the timer: it zeroes the countdown and marks the call late.
+func (g *timedGuest) fire() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.countdown.Set(0)
+	g.fired = true
+	g.firedAt = g.iters.Get()
+}
+
+// TestTimerRacesCheck fires the timer at every point of the guest's check,
+// many times, and bounds the loop iterations a call runs once its deadline
+// has passed. With a check that reads the countdown twice and tests it for
+// zero, a timer write between the reads wrapped the countdown to 0xFFFFFFFF
+// and the call ran about 4 billion iterations (tens of seconds) too long.
+func TestTimerRacesCheck(t *testing.T) {
+	module, loops, err := Instrument(counterModule())
+	if err != nil || loops != 1 {
+		t.Fatalf("Instrument = %d loops, %v; want 1 loop", loops, err)
+	}
+	g := newTimedGuest(t, module)
+	const rounds = 300
+	worst := uint64(0)
+	for round := range rounds {
+		g.fired = false
+		g.countdown.Set(Countdown)
+		start := g.iters.Get()
+		done := make(chan error, 1)
+		go func() {
+			_, err := g.spin.Call(context.Background())
+			done <- err
+		}()
+		// Let the guest run a varying number of iterations, so that the timer
+		// lands at every instruction of the check over the rounds.
+		for g.iters.Get()-start < uint64(1000+round*37) {
+		}
+		g.fire()
+		// Fail as soon as the bound is passed rather than wait for a wrapped
+		// countdown to run out.
+		for err := error(nil); ; {
+			select {
+			case err = <-done:
+			default:
+				if over := g.iters.Get() - g.firedAt; over > Countdown+1 {
+					t.Fatalf("round %d: the call is %d iterations past its deadline and still running, want at most %d", round, over, Countdown+1)
+				}
+				continue
+			}
+			if !errors.Is(err, errStopped) {
+				t.Fatalf("round %d: spin error = %v, want %v", round, err, errStopped)
+			}
+			break
+		}
+		worst = max(worst, g.iters.Get()-g.firedAt)
+	}
+	t.Logf("worst overrun in %d rounds: %d iterations (bound %d)", rounds, worst, Countdown+1)
+	if worst > Countdown+1 {
+		t.Fatalf("a call ran %d iterations past its deadline, want at most %d", worst, Countdown+1)
+	}
+}

@@ -1,0 +1,334 @@
+package balloons_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/policies/balloons"
+)
+
+// The golden cases: nri-plugins' balloons e2e cases
+// (test/e2e/policies.test-suite/balloons) translated into `nriwasm
+// simulate` files, one directory each under testdata/fidelity/MACHINE/:
+// config.yaml (the case's configuration), scenario.yaml (the pods, as
+// docs/simulate.md writes them) and expect.yaml (the e2e case's verify
+// lines, as checks after named steps). docs/fidelity.md lists them.
+//
+// The runner here plays the subset of the scenario format the cases use
+// (pod, remove, reconfigure) through the test harness, so the invariants
+// are checked after every step too.
+
+// fidelityMachines are the e2e machines a fixture reproduces, by the e2e
+// suite's directory name.
+var fidelityMachines = []struct {
+	name string
+	m    func() topologytest.Machine
+}{
+	{"n4c16", topologytest.N4C16},
+	// n4c16 booted with isolcpus=0,1 (test22-isolcpus sets it).
+	{"n4c16-isolcpus", func() topologytest.Machine { m := topologytest.N4C16(); m.Isolated = "0-1"; return m }},
+}
+
+// fidelityScenario is the part of the scenario file the cases use.
+type fidelityScenario struct {
+	Description string         `json:"description"`
+	Steps       []fidelityStep `json:"steps"`
+}
+
+type fidelityStep struct {
+	Pod         *fidelityPod `json:"pod,omitempty"`
+	Remove      string       `json:"remove,omitempty"`
+	Reconfigure any          `json:"reconfigure,omitempty"`
+}
+
+type fidelityPod struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Containers  []struct {
+		Name      string `json:"name"`
+		Resources struct {
+			Requests map[string]string `json:"requests"`
+			Limits   map[string]string `json:"limits"`
+		} `json:"resources"`
+	} `json:"containers"`
+}
+
+// label names a step for expect.yaml: "pod NAME", "remove TARGET" or
+// "reconfigure".
+func (s fidelityStep) label() string {
+	switch {
+	case s.Pod != nil:
+		return "pod " + s.Pod.Name
+	case s.Remove != "":
+		return "remove " + s.Remove
+	}
+	return "reconfigure"
+}
+
+// fidelityExpect is one expect.yaml entry: checks after the next step
+// labelled After.
+type fidelityExpect struct {
+	After string `json:"after"`
+	// Error: the step fails with a message containing it.
+	Error      string                     `json:"error"`
+	Containers map[string]containerExpect `json:"containers"`
+}
+
+// containerExpect checks a container (by its name, pod0c0) against what the
+// runtime holds. Sets are CPU lists ("0-3,8").
+type containerExpect struct {
+	CPUs     *int           `json:"cpus"`     // how many CPUs
+	MinCPUs  int            `json:"minCPUs"`  // at least this many CPUs
+	MaxCPUs  int            `json:"maxCPUs"`  // at most this many CPUs
+	Cores    int            `json:"cores"`    // on how many physical cores
+	Nodes    string         `json:"nodes"`    // the NUMA nodes of its CPUs, exactly
+	NotNodes string         `json:"notNodes"` // none of its CPUs on these NUMA nodes
+	Mems     string         `json:"mems"`     // its cpuset.mems, exactly
+	Within   string         `json:"within"`   // its CPUs are a subset
+	CountIn  map[string]int `json:"countIn"`  // how many of its CPUs each set holds
+	Same     string         `json:"same"`     // the same CPUs as this container
+	Inside   string         `json:"inside"`   // a subset of this container's CPUs
+	Disjoint []string       `json:"disjoint"` // no CPU in common with these containers
+}
+
+func TestFidelity(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/fidelity/*/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, dir := range dirs {
+		machine, name := filepath.Base(filepath.Dir(dir)), filepath.Base(dir)
+		t.Run(machine+"/"+name+"/native", func(t *testing.T) { runFidelity(t, nativeOpen, machine, dir) })
+		t.Run(machine+"/"+name+"/wasm", func(t *testing.T) {
+			if testing.Short() {
+				t.Skip("loads the .wasm")
+			}
+			calls := 0
+			runFidelity(t, teeOpener(&calls), machine, dir)
+		})
+	}
+}
+
+func readYAML(t *testing.T, path string, v any) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != nil {
+		if err := yaml.UnmarshalStrict(b, v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return b
+}
+
+func runFidelity(t *testing.T, open opener, machine, dir string) {
+	config := readYAML(t, filepath.Join(dir, "config.yaml"), nil)
+	var sc fidelityScenario
+	var expects []fidelityExpect
+	readYAML(t, filepath.Join(dir, "scenario.yaml"), &sc)
+	readYAML(t, filepath.Join(dir, "expect.yaml"), &expects)
+	if cfg, err := balloons.ParseConfig(config); err == nil {
+		// The invariants let these namespaces into the reserved balloon.
+		ns := cfg.ReservedPoolNamespaces
+		for _, bt := range cfg.BalloonTypes {
+			if bt.Name == "reserved" {
+				ns = append(ns, bt.Namespaces...)
+			}
+		}
+		reservedNamespaces[t.Name()] = ns
+	}
+	h := mustOpen(t, open, machine, string(config))
+	ids := map[string]string{} // container name → id, as simulate names them
+	next := 0
+	for i, step := range sc.Steps {
+		err := h.play(step, ids)
+		if next < len(expects) && expects[next].After == step.label() {
+			e := expects[next]
+			next++
+			switch {
+			case e.Error != "" && (err == nil || !strings.Contains(err.Error(), e.Error)):
+				t.Errorf("steps[%d] (%s): error %v, want one with %q", i, step.label(), err, e.Error)
+			case e.Error == "" && err != nil:
+				t.Fatalf("steps[%d] (%s): %v", i, step.label(), err)
+			}
+			for _, name := range sortedKeys(e.Containers) {
+				h.expect(fmt.Sprintf("steps[%d] (%s): %s", i, step.label(), name), ids, name, e.Containers[name])
+			}
+		} else if err != nil {
+			t.Fatalf("steps[%d] (%s): %v", i, step.label(), err)
+		}
+	}
+	if next < len(expects) {
+		t.Errorf("expect.yaml[%d]: no step %q after the previous one", next, expects[next].After)
+	}
+}
+
+// play runs one step the way `nriwasm simulate` does: container ids are
+// POD-CONTAINER, an unset CPU request is its limit.
+func (h *harness) play(step fidelityStep, ids map[string]string) error {
+	h.tb.Helper()
+	switch {
+	case step.Pod != nil:
+		p := step.Pod
+		ns := p.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		for _, c := range p.Containers {
+			q := c.Resources.Requests["cpu"]
+			if q == "" {
+				q = c.Resources.Limits["cpu"]
+			}
+			milli, err := milliOf(q)
+			if err != nil {
+				h.tb.Fatalf("pod %s container %s: %v", p.Name, c.Name, err)
+			}
+			s := ctr(p.Name+"-"+c.Name, milli).in(ns).ofPod(p.Name).named(c.Name)
+			if len(c.Resources.Requests)+len(c.Resources.Limits) == 0 {
+				s.qos = abi.QOSClass_QOS_CLASS_BEST_EFFORT
+			}
+			for k, v := range p.Annotations {
+				s = s.with(k, v)
+			}
+			for k, v := range p.Labels {
+				s = s.label(k, v)
+			}
+			if _, err := h.tryCreate(s); err != nil {
+				return err
+			}
+			ids[c.Name] = s.id
+		}
+	case step.Remove != "":
+		pod, name, one := strings.Cut(step.Remove, "/")
+		for _, id := range append([]string(nil), h.order...) {
+			if c := h.ctrs[id]; c.PodSandboxId == pod && (!one || c.Name == name) {
+				h.remove(id)
+			}
+		}
+	default:
+		cfg, ok := step.Reconfigure.(string)
+		if !ok {
+			b, err := yaml.Marshal(step.Reconfigure)
+			if err != nil {
+				h.tb.Fatal(err)
+			}
+			cfg = string(b)
+		}
+		return h.reconfigure(cfg)
+	}
+	return nil
+}
+
+// milliOf reads a CPU quantity ("", "500m", "2", "1.5").
+func milliOf(q string) (int64, error) {
+	if q == "" {
+		return 0, nil
+	}
+	if m, ok := strings.CutSuffix(q, "m"); ok {
+		var v int64
+		_, err := fmt.Sscanf(m, "%d", &v)
+		return v, err
+	}
+	var f float64
+	if _, err := fmt.Sscanf(q, "%g", &f); err != nil {
+		return 0, fmt.Errorf("cpu %q: %w", q, err)
+	}
+	return int64(f*1000 + 0.5), nil
+}
+
+// cpusOf is what the runtime holds for a container, by name: every CPU
+// when the policy left its cpuset alone.
+func (h *harness) cpusOf(ids map[string]string, name string) cpuset.Set {
+	h.tb.Helper()
+	c := h.ctrs[ids[name]]
+	if c == nil {
+		h.tb.Fatalf("no running container %s", name)
+	}
+	if c.GetAssignment().GetCpusetCpus() == "" {
+		var all []uint32
+		for _, cpu := range h.topo.Cpus {
+			all = append(all, cpu.Id)
+		}
+		return cpuset.New(all...)
+	}
+	return mustSet(h.tb, c.GetAssignment().GetCpusetCpus())
+}
+
+func (h *harness) expect(where string, ids map[string]string, name string, e containerExpect) {
+	h.tb.Helper()
+	cpus := h.cpusOf(ids, name)
+	if e.CPUs != nil && cpus.Size() != *e.CPUs {
+		h.tb.Errorf("%s: %d CPUs (%s), want %d", where, cpus.Size(), cpus, *e.CPUs)
+	}
+	if e.MinCPUs > 0 && cpus.Size() < e.MinCPUs || e.MaxCPUs > 0 && cpus.Size() > e.MaxCPUs {
+		h.tb.Errorf("%s: %d CPUs (%s), want %d to %d", where, cpus.Size(), cpus, e.MinCPUs, e.MaxCPUs)
+	}
+	if e.Cores > 0 {
+		cores := map[string]bool{}
+		for _, c := range h.topo.Cpus {
+			if cpus.Contains(c.Id) {
+				cores[fmt.Sprint(c.ThreadSiblings)] = true
+			}
+		}
+		if len(cores) != e.Cores {
+			h.tb.Errorf("%s: CPUs %s on %d cores, want %d", where, cpus, len(cores), e.Cores)
+		}
+	}
+	var nodes []uint32
+	for _, n := range h.topo.NumaNodes {
+		if cpuset.New(n.Cpus...).Intersects(cpus) {
+			nodes = append(nodes, n.Id)
+		}
+	}
+	if got := cpuset.New(nodes...); e.Nodes != "" && !got.Equal(mustSet(h.tb, e.Nodes)) {
+		h.tb.Errorf("%s: CPUs %s on nodes %s, want nodes %s", where, cpus, got, e.Nodes)
+	} else if e.NotNodes != "" && got.Intersects(mustSet(h.tb, e.NotNodes)) {
+		h.tb.Errorf("%s: CPUs %s on nodes %s, want none on %s", where, cpus, got, e.NotNodes)
+	}
+	if e.Mems != "" {
+		if got := h.ctrs[ids[name]].GetAssignment().GetCpusetMems(); got != e.Mems {
+			h.tb.Errorf("%s: mems %q, want %q", where, got, e.Mems)
+		}
+	}
+	if e.Within != "" && !cpus.IsSubsetOf(mustSet(h.tb, e.Within)) {
+		h.tb.Errorf("%s: CPUs %s, want within %s", where, cpus, e.Within)
+	}
+	for _, set := range sortedKeys(e.CountIn) {
+		if got := cpus.Intersection(mustSet(h.tb, set)).Size(); got != e.CountIn[set] {
+			h.tb.Errorf("%s: %d of its CPUs %s in %s, want %d", where, got, cpus, set, e.CountIn[set])
+		}
+	}
+	if e.Same != "" && !cpus.Equal(h.cpusOf(ids, e.Same)) {
+		h.tb.Errorf("%s: CPUs %s, want %s's %s", where, cpus, e.Same, h.cpusOf(ids, e.Same))
+	}
+	if e.Inside != "" && !cpus.IsSubsetOf(h.cpusOf(ids, e.Inside)) {
+		h.tb.Errorf("%s: CPUs %s, want inside %s's %s", where, cpus, e.Inside, h.cpusOf(ids, e.Inside))
+	}
+	for _, o := range e.Disjoint {
+		if other := h.cpusOf(ids, o); cpus.Intersects(other) {
+			h.tb.Errorf("%s: CPUs %s overlap %s's %s", where, cpus, o, other)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
