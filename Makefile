@@ -29,7 +29,7 @@ RUST_OUT := $(RUST_TARGET_DIR)/wasm32-wasi/release
 # containerd, runc and crictl for the integration tests, cached outside the repository.
 INTEGRATION_BIN ?= $(HOME)/.cache/nriwasm-integration/bin
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration rust-deps rust-policies rust
+.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration e2e rust-deps rust-policies rust
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -92,9 +92,11 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
+	$(GO) vet -tags integration,e2e ./integration/e2e/
 	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
+	staticcheck -tags integration,e2e ./integration/e2e/
 
 buf-lint:
 	buf lint
@@ -118,4 +120,7 @@ integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, 
 integration: integration-deps ## run the tests against a real containerd, kube-apiserver and helm (as root)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v ./integration/...
 
-ci: tools lint check-generated test integration ## what .ci/run does
+e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,e2e -count=1 -v -timeout 20m ./integration/e2e/
+
+ci: tools lint check-generated test integration e2e ## what .ci/run does

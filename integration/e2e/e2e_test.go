@@ -530,11 +530,17 @@ func (w *world) restartAgent(t *testing.T) {
 
 // upgrade: helm upgrade with a value the agent cannot change live rolls the
 // pod with a surge (the new one Ready beside the old before the old goes);
-// no container moves, the claim stays prepared.
+// no container moves, the claim stays prepared. The value is the metrics
+// port: with hostNetwork the surge pod cannot bind the old pod's port.
 func (w *world) upgrade(t *testing.T) {
 	ctx := context.Background()
 	old := w.agentPod(t, "")
-	w.values["log"] = map[string]any{"verbosity": 1}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.metrics = port
+	w.values["metrics"] = map[string]any{"port": port}
 	d, err := w.helm(t).Install(ctx, "upgrade", release, namespace, w.values)
 	if err != nil {
 		t.Fatal(err)
