@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -128,6 +130,24 @@ type Module struct {
 	// Offline is set when the registry was unreachable and the module came
 	// from the cache.
 	Offline bool
+	// Refused is the digest the source answered when signature verification
+	// refused it and the cache's last verified digest (this module) was
+	// loaded instead; "" when the module is the one the source answered.
+	Refused digest.Digest
+}
+
+// ErrIntegrity is content from a registry or layout that does not match its
+// digest or size: an integrity failure, never taken for an unreachable
+// registry.
+var ErrIntegrity = errors.New("integrity failure: the source answered content that does not match its digest")
+
+// integrity marks err as an integrity failure when it is one.
+func integrity(err error) error {
+	if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) ||
+		errors.Is(err, content.ErrInvalidDescriptorSize) {
+		return fmt.Errorf("%w: %w", ErrIntegrity, err)
+	}
+	return err
 }
 
 // cacheKey tags a reference in the cache: unique per registry repository or
@@ -136,25 +156,39 @@ func cacheKey(r ref.Reference) string {
 	if r.Tag != "" && r.Digest == "" {
 		return r.Name() + ":" + r.Tag
 	}
-	return r.Name() + "@" + r.Digest.String()
+	return digestKey(r, r.Digest)
+}
+
+// digestKey tags a digest of r's repository in the cache. Every load that
+// succeeds online tags it, whatever r named, so a digest-pinned reference
+// finds offline a digest first loaded through a tag; a digest refused online
+// loses it.
+func digestKey(r ref.Reference, d digest.Digest) string {
+	return r.Name() + "@" + d.String()
 }
 
 // Load resolves r (a tag is resolved to a digest, and logged), copies what the
 // cache lacks from the registry or layout, reads the module back from the
 // cache checking every digest, and verifies its signature as the mode says.
 //
-//   - Registry unreachable (any error but "not found" within Timeout): the
-//     cached copy for r is loaded, if there is one.
+//   - Registry unreachable (any error but "not found" or ErrIntegrity within
+//     Timeout): the cached copy for r is loaded, if there is one. A
+//     digest-pinned reference finds a digest of its repository that a tag
+//     loaded. Content that does not match its digest is an ErrIntegrity,
+//     never a fallback.
 //   - A cached blob that does not match its digest is removed and pulled
 //     again (or, offline, refused).
 //   - Under signature.Enforce, a module that is unsigned or whose signatures
 //     do not verify is refused; if the cache holds an earlier digest of the
 //     same reference that verifies, that one is loaded instead and the
-//     refusal is logged, so a node keeps the policy it had.
+//     refusal is logged, so a node keeps the policy it had (Module.Refused
+//     names the refused digest). The refused digest loses its cache tags for
+//     r's repository and, when no other reference uses it, leaves the cache
+//     with its signatures: a withdrawn signature stays withdrawn offline.
 func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 	log := f.log.WithValues("reference", r.String())
 	src, desc, remoteErr := f.pull(ctx, r)
-	if errors.Is(remoteErr, errdef.ErrNotFound) {
+	if errors.Is(remoteErr, errdef.ErrNotFound) || errors.Is(remoteErr, ErrIntegrity) {
 		return nil, fmt.Errorf("policy %s: %w", r, remoteErr)
 	}
 	if remoteErr != nil {
@@ -173,28 +207,53 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 	m, err := f.fromCache(ctx, r, desc, src)
 	if err != nil {
 		if errors.Is(err, errRefused) {
-			f.prune(ctx, desc) // a refused module is not kept
-			if kept := f.lastGood(ctx, r, desc, log); kept != nil {
+			kept := f.lastGood(ctx, r, desc, src, log)
+			f.forget(ctx, r, desc) // a refused module is not kept
+			if kept != nil {
 				log.Error(err, "new digest refused; loading the last verified one", "refused", desc.Digest, "digest", kept.Digest)
+				kept.Refused = desc.Digest
 				return kept, nil
 			}
 		}
 		return nil, fmt.Errorf("policy %s: %w", r, err)
 	}
 	prev, prevErr := f.cache.Resolve(ctx, cacheKey(r))
-	if err := f.cache.Tag(ctx, desc, cacheKey(r)); err != nil {
-		return nil, fmt.Errorf("policy %s: cache: %w", r, err)
+	for _, key := range []string{cacheKey(r), digestKey(r, desc.Digest)} {
+		if err := f.cache.Tag(ctx, desc, key); err != nil {
+			return nil, fmt.Errorf("policy %s: cache: %w", r, err)
+		}
 	}
 	if prevErr == nil && prev.Digest != desc.Digest {
-		f.prune(ctx, prev)
+		f.prune(ctx, prev, "old policy digest removed from the cache", digestKey(r, prev.Digest))
 	}
 	return m, nil
 }
 
+// forget drops a digest refused online from r's cache tags and, when no
+// other reference still uses it, from the cache with its signatures, so it
+// never loads offline afterwards.
+func (f *Fetcher) forget(ctx context.Context, r ref.Reference, refused ocispec.Descriptor) {
+	untagger, ok := f.cache.(interface {
+		Untag(context.Context, string) error
+	})
+	if ok {
+		for _, key := range []string{cacheKey(r), digestKey(r, refused.Digest)} {
+			if d, err := f.cache.Resolve(ctx, key); err == nil && d.Digest == refused.Digest {
+				if err := untagger.Untag(ctx, key); err != nil {
+					f.log.Error(err, "a refused policy digest keeps its cache tag", "digest", refused.Digest.String(), "tag", key)
+				}
+			}
+		}
+	}
+	f.prune(ctx, refused, "refused policy digest removed from the cache")
+}
+
 // prune removes a digest the cache no longer tags for any reference (a tag
-// that moved), with its blobs and signatures, so the cache keeps one copy per
-// reference. A failure is logged: it costs only disk space.
-func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor) {
+// that moved, a refused digest), with its blobs and signatures, so the cache
+// keeps one copy per reference; tags in ignore do not count as uses (they go
+// with it). A failure is logged: it costs only disk space. msg is logged on
+// removal.
+func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor, msg string, ignore ...string) {
 	store, ok := f.cache.(*oci.Store)
 	if !ok {
 		return
@@ -202,7 +261,7 @@ func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor) {
 	var used bool
 	err := store.Tags(ctx, "", func(tags []string) error {
 		for _, t := range tags {
-			if t == old.Digest.String() {
+			if t == old.Digest.String() || slices.Contains(ignore, t) {
 				continue // every manifest is also tagged by its digest
 			}
 			if d, err := store.Resolve(ctx, t); err == nil && d.Digest == old.Digest {
@@ -219,7 +278,7 @@ func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor) {
 		return
 	}
 	if !used {
-		f.log.Info("old policy digest removed from the cache", "digest", old.Digest.String())
+		f.log.Info(msg, "digest", old.Digest.String())
 	}
 }
 
@@ -237,7 +296,7 @@ func (f *Fetcher) pull(ctx context.Context, r ref.Reference) (oras.ReadOnlyGraph
 		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: %w", r.Object(), err)
 	}
 	if r.Digest != "" && desc.Digest != r.Digest {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: the source answered %s", r.Digest, desc.Digest)
+		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: the source answered %s: %w", r.Digest, desc.Digest, ErrIntegrity)
 	}
 	f.log.Info("policy reference resolved", "reference", r.String(), "digest", desc.Digest.String())
 	if err := f.fill(ctx, src, desc); err != nil {
@@ -249,8 +308,9 @@ func (f *Fetcher) pull(ctx context.Context, r ref.Reference) (oras.ReadOnlyGraph
 // fill copies desc's graph and its signature referrers from src into the
 // cache; what the cache holds already is not downloaded again.
 func (f *Fetcher) fill(ctx context.Context, src oras.ReadOnlyGraphTarget, desc ocispec.Descriptor) error {
-	if err := oras.CopyGraph(ctx, src, f.cache, desc, oras.DefaultCopyGraphOptions); err != nil {
-		return fmt.Errorf("copy %s to the cache: %w", desc.Digest, err)
+	dst := namingTarget{f.cache}
+	if err := oras.CopyGraph(ctx, src, dst, desc, oras.DefaultCopyGraphOptions); err != nil {
+		return fmt.Errorf("copy %s to the cache: %w", desc.Digest, integrity(err))
 	}
 	sigs, err := signature.Referrers(ctx, src, desc)
 	if err != nil {
@@ -258,9 +318,23 @@ func (f *Fetcher) fill(ctx context.Context, src oras.ReadOnlyGraphTarget, desc o
 		return nil
 	}
 	for _, s := range sigs {
-		if err := oras.CopyGraph(ctx, src, f.cache, s, oras.DefaultCopyGraphOptions); err != nil {
-			return fmt.Errorf("copy signature %s to the cache: %w", s.Digest, err)
+		if err := oras.CopyGraph(ctx, src, dst, s, oras.DefaultCopyGraphOptions); err != nil {
+			return fmt.Errorf("copy signature %s to the cache: %w", s.Digest, integrity(err))
 		}
+	}
+	return nil
+}
+
+// namingTarget names the blob in a failed push, so an integrity failure says
+// which blob the source got wrong.
+type namingTarget struct {
+	oras.GraphTarget
+}
+
+// Push pushes d, naming it on failure.
+func (t namingTarget) Push(ctx context.Context, d ocispec.Descriptor, r io.Reader) error {
+	if err := t.GraphTarget.Push(ctx, d, r); err != nil {
+		return fmt.Errorf("blob %s (%s, %d bytes): %w", d.Digest, d.MediaType, d.Size, err)
 	}
 	return nil
 }
@@ -333,15 +407,19 @@ func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage
 }
 
 // lastGood loads the digest the cache last verified for r, if it is not
-// refused itself.
-func (f *Fetcher) lastGood(ctx context.Context, r ref.Reference, refused ocispec.Descriptor, log logr.Logger) *Module {
+// refused itself: its signatures are read from src, the reachable source, so
+// one withdrawn there does not count (and that digest is forgotten too).
+func (f *Fetcher) lastGood(ctx context.Context, r ref.Reference, refused ocispec.Descriptor, src oras.ReadOnlyGraphTarget, log logr.Logger) *Module {
 	prev, err := f.cache.Resolve(ctx, cacheKey(r))
 	if err != nil || prev.Digest == refused.Digest {
 		return nil
 	}
-	m, err := f.fromCache(ctx, r, prev, nil)
+	m, err := f.fromCache(ctx, r, prev, src)
 	if err != nil {
 		log.Error(err, "the last cached digest does not load either", "digest", prev.Digest.String())
+		if errors.Is(err, errRefused) {
+			f.forget(ctx, r, prev)
+		}
 		return nil
 	}
 	return m
