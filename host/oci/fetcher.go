@@ -1,11 +1,13 @@
 package oci
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
+	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
 // DefaultTimeout bounds the exchange with the registry on a load: resolving
@@ -114,9 +117,13 @@ type Module struct {
 	Reference ref.Reference
 	// Digest is the manifest's digest.
 	Digest digest.Digest
-	// Name is the policy's name (its annotation, or the repository's last
-	// element).
+	// Name is the policy's name: its annotation, else the module's metadata
+	// section's, else the repository's last element.
 	Name string
+	// Version is the policy's version: its annotation, else the module's
+	// metadata section's (an artifact pushed by another tool, e.g. oras,
+	// has no annotations).
+	Version string
 	// Annotations are the manifest's annotations.
 	Annotations map[string]string
 	// Bytes is the module, checked against its digest on this load.
@@ -194,7 +201,7 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 	if remoteErr != nil {
 		cached, err := f.cache.Resolve(ctx, cacheKey(r))
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: cannot pull from the registry and no cached copy: %w", r, remoteErr)
+			return nil, fmt.Errorf("policy %s: cannot pull from the registry and no cached copy: %w%s", r, remoteErr, plainHTTPHint(remoteErr))
 		}
 		log.Error(remoteErr, "registry unreachable; loading the cached copy", "digest", cached.Digest)
 		m, err := f.fromCache(ctx, r, cached, nil)
@@ -339,6 +346,15 @@ func (t namingTarget) Push(ctx context.Context, d ocispec.Descriptor, r io.Reade
 	return nil
 }
 
+// plainHTTPHint suggests reaching the registry over plain HTTP when it
+// answered HTTPS with HTTP.
+func plainHTTPHint(err error) string {
+	if errors.Is(err, http.ErrSchemeMismatch) {
+		return " (the registry speaks plain HTTP: allow it with --plain-http, or list it in registry.plainHTTP in the agent's configuration)"
+	}
+	return ""
+}
+
 // errRefused marks a module refused by signature verification.
 var errRefused = errors.New("refused by signature verification (mode enforce)")
 
@@ -372,7 +388,15 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 	}
 	m := &Module{
 		Reference: r.WithDigest(desc.Digest), Digest: desc.Digest, Annotations: a.Annotations,
-		Bytes: a.Module, Manifest: a.Manifest, Layer: a.Layer, Name: a.Annotations[AnnotationPolicyName],
+		Bytes: a.Module, Manifest: a.Manifest, Layer: a.Layer,
+		Name: a.Annotations[AnnotationPolicyName], Version: a.Annotations[AnnotationVersion],
+	}
+	if m.Name == "" || m.Version == "" {
+		// Not annotated: the module's own metadata section, when it has one.
+		if md, err := wasm.ReadMetadata(m.Bytes); err == nil && md != nil {
+			m.Name = cmp.Or(m.Name, md.GetName())
+			m.Version = cmp.Or(m.Version, md.GetVersion())
+		}
 	}
 	if m.Name == "" {
 		m.Name = path.Base(r.Name())
