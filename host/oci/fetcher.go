@@ -237,12 +237,20 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 }
 
 // forget drops a digest refused online from r's cache tags and, when no
-// other reference still uses it, from the cache with its signatures, so it
-// never loads offline afterwards.
+// other reference still uses it, from the cache with its signatures (its
+// referrers, and its classic signature in r's repository), so it never loads
+// offline afterwards.
 func (f *Fetcher) forget(ctx context.Context, r ref.Reference, refused ocispec.Descriptor) {
 	untagger, ok := f.cache.(interface {
 		Untag(context.Context, string) error
 	})
+	if c, err := f.cache.Resolve(ctx, classicKey(r, refused.Digest)); err == nil && ok {
+		if err := untagger.Untag(ctx, classicKey(r, refused.Digest)); err != nil {
+			f.log.Error(err, "a refused policy digest keeps its classic signature", "digest", refused.Digest.String())
+		} else {
+			f.prune(ctx, c, "classic signature of a refused policy digest removed from the cache")
+		}
+	}
 	if ok {
 		for _, key := range []string{cacheKey(r), digestKey(r, refused.Digest)} {
 			if d, err := f.cache.Resolve(ctx, key); err == nil && d.Digest == refused.Digest {
@@ -309,7 +317,39 @@ func (f *Fetcher) pull(ctx context.Context, r ref.Reference) (oras.ReadOnlyGraph
 	if err := f.fill(ctx, src, desc); err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}
+	if f.o.Mode != signature.Off {
+		for _, c := range f.classic(ctx, src, desc.Digest) {
+			if err := oras.CopyGraph(ctx, src, namingTarget{f.cache}, c, oras.DefaultCopyGraphOptions); err != nil {
+				return nil, ocispec.Descriptor{}, fmt.Errorf("copy classic signature %s to the cache: %w", c.Digest, integrity(err))
+			}
+			if err := f.cache.Tag(ctx, c, classicKey(r, desc.Digest)); err != nil {
+				return nil, ocispec.Descriptor{}, fmt.Errorf("cache: %w", err)
+			}
+		}
+	}
 	return src, desc, nil
+}
+
+// classicKey tags in the cache the classic signature manifest of d in r's
+// repository.
+func classicKey(r ref.Reference, d digest.Digest) string {
+	return r.Name() + ":" + signature.ClassicTag(d)
+}
+
+// classic resolves cosign's classic signature tag of d in store: none when
+// it is missing (or cannot be read: that is logged, and the referrers may
+// still verify).
+func (f *Fetcher) classic(ctx context.Context, store interface {
+	Resolve(context.Context, string) (ocispec.Descriptor, error)
+}, d digest.Digest) []ocispec.Descriptor {
+	c, err := store.Resolve(ctx, signature.ClassicTag(d))
+	if err != nil {
+		if !errors.Is(err, errdef.ErrNotFound) {
+			f.log.Error(err, "classic signature tag not read", "tag", signature.ClassicTag(d))
+		}
+		return nil
+	}
+	return []ocispec.Descriptor{c}
 }
 
 // fill copies desc's graph and its signature referrers from src into the
@@ -404,21 +444,27 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 	// Online, signatures are read from the source, so one deleted there no
 	// longer counts; offline, from the cache, which copied them.
 	var sigs content.ReadOnlyGraphStorage = f.cache
+	var classic []ocispec.Descriptor
 	if src != nil {
 		sigs = src
+		if f.o.Mode != signature.Off {
+			classic = f.classic(ctx, src, desc.Digest)
+		}
+	} else if c, err := f.cache.Resolve(ctx, classicKey(r, desc.Digest)); err == nil {
+		classic = []ocispec.Descriptor{c}
 	}
-	if m.KeyHint, err = f.verify(ctx, sigs, m); err != nil {
+	if m.KeyHint, err = f.verify(ctx, sigs, m, classic); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
 // verify checks m's signatures in store as the mode says.
-func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage, m *Module) (string, error) {
+func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage, m *Module, classic []ocispec.Descriptor) (string, error) {
 	if f.o.Mode == signature.Off {
 		return "", nil
 	}
-	res, err := f.o.Verifier.Verify(ctx, store, m.Manifest)
+	res, err := f.o.Verifier.Verify(ctx, store, m.Manifest, classic...)
 	if err == nil {
 		f.log.Info("policy signature verified", "reference", m.Reference.String(), "key", res.KeyHint)
 		return res.KeyHint, nil
