@@ -160,4 +160,6 @@ soak: ## run the agent against real containerd under churn, kill -9, restarts an
 e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,e2e -count=1 -v -timeout 20m ./integration/e2e/
 
-ci: tools lint check-generated test integration ## what .ci/run does
+ci: tools rust lint check-generated test race fuzz-short integration ## what .ci/run does: everything, a 2-minute soak, the one-node cluster
+	$(MAKE) soak SOAK_DURATION=2m
+	$(MAKE) e2e
