@@ -204,6 +204,8 @@ func TestValuesReachThePod(t *testing.T) {
 		"metrics":           map[string]any{"port": 9100},
 		"log":               map[string]any{"verbosity": 2},
 		"policy":            map[string]any{"memoryLimit": "512Mi", "callTimeout": "500ms"},
+		"hostNetwork":       true,
+		"extraEnv":          []any{map[string]any{"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"}},
 	})
 	c, spec := r.container(t), r.daemonSet.Spec.Template.Spec
 	if got, want := c.Image, "ghcr.io/nriwasm/nriwasm@"+digest; got != want {
@@ -215,6 +217,12 @@ func TestValuesReachThePod(t *testing.T) {
 	// Helm merges maps: the default requests stay.
 	if c.Resources.Limits.Memory().String() != "1Gi" || c.Resources.Limits.Cpu().String() != "1" || c.Resources.Requests.Cpu().String() != "50m" {
 		t.Errorf("resources = %+v, want limits cpu 1 memory 1Gi, the default requests", c.Resources)
+	}
+	if !spec.HostNetwork || spec.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Errorf("hostNetwork %v, dnsPolicy %q: want the node's network", spec.HostNetwork, spec.DNSPolicy)
+	}
+	if env := r.env(t); env["KUBERNETES_SERVICE_HOST"] != "127.0.0.1" || env["NODE_NAME"] != "field:spec.nodeName" {
+		t.Errorf("env = %v, want extraEnv's KUBERNETES_SERVICE_HOST beside the chart's own", env)
 	}
 	m := r.mounts(t)
 	for path, host := range map[string]string{"/run/containerd/nri": "/run/containerd/nri", "/data/kubelet/plugins": "/data/kubelet/plugins",

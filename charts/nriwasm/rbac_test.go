@@ -77,7 +77,7 @@ func TestRBACMatchesIntegration(t *testing.T) {
 			}
 			var policy admissionv1.ValidatingAdmissionPolicy
 			var binding admissionv1.ValidatingAdmissionPolicyBinding
-			fromIntegration(t, "resourceslice-policy.yaml", map[string]string{"Name": r.policy.Name, "Namespace": namespace, "ServiceAccount": c.serviceAccount}, &policy, &binding)
+			fromIntegration(t, "resourceslice-policy.yaml", map[string]string{"Name": r.policy.Name, "Namespace": namespace, "ServiceAccount": c.serviceAccount, "Driver": c.driver}, &policy, &binding)
 			if !apiequality.Semantic.DeepEqual(r.policy.Spec, policy.Spec) {
 				t.Errorf("ValidatingAdmissionPolicy differs from %s:\nchart: %+v\nwant:  %+v", rbacDir, r.policy.Spec, policy.Spec)
 			}

@@ -56,6 +56,7 @@ func runConformance(t *testing.T, sdk conformanceSDK) {
 		{"CallsAreSerialized", checkCallsAreSerialized},
 		{"RequestBufferGrows", checkRequestBufferGrows},
 		{"SealedMetadata", checkSealedMetadata},
+		{"GroupedUpdatesForEitherHost", checkGroupedUpdates},
 	}
 	module := sdk.module(t)
 	for _, c := range checks {
@@ -69,8 +70,8 @@ func checkCallsReachThePolicy(t *testing.T, sdk conformanceSDK, module []byte) {
 	if *restores != 1 {
 		t.Fatalf("restore ran %d times at Load, want 1", *restores)
 	}
-	if got := p.Version(); got != abi.Version(1, 0) {
-		t.Fatalf("Version = %#x, want %#x", got, abi.Version(1, 0))
+	if got := p.Version(); got != abi.Version(abi.ABIMajor, abi.ABIMinor) {
+		t.Fatalf("Version = %#x, want %#x", got, abi.Version(abi.ABIMajor, abi.ABIMinor))
 	}
 	info, err := client.Info(ctx, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor})
 	if err != nil {
@@ -113,6 +114,9 @@ func conformanceScenario() []scenarioStep {
 	claim := &abi.Claim{Uid: "claim-1", Namespace: "default", Name: "gpu", Results: []*abi.DeviceAllocation{
 		{Request: "gpu", Pool: "node-1", Device: "dev0"}, {Request: "nic", Pool: "node-1", Device: "dev1", ShareId: "s-1"},
 	}}
+	grouped := &abi.UpdateContainerRequest{Pod: pod, Container: &abi.Container{Id: "c-1", Annotations: map[string]string{
+		conformance.EachAnnotation: "c-1,c-2,c-3", conformance.GroupAnnotation: "c-4,c-5",
+	}}}
 	return []scenarioStep{
 		{abi.Method_METHOD_INFO, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor}},
 		{abi.Method_METHOD_CREATE_CONTAINER, createContainer("before-init")},
@@ -134,6 +138,10 @@ func conformanceScenario() []scenarioStep {
 		{abi.Method_METHOD_STOP_POD_SANDBOX, &abi.StopPodSandboxRequest{Pod: pod}},
 		{abi.Method_METHOD_REMOVE_POD_SANDBOX, &abi.RemovePodSandboxRequest{Pod: pod}},
 		{abi.Method(99), &abi.DumpStateRequest{}},
+		// Grouped updates, for a v1.0 host and then, after a new Init, a v1.1 one.
+		{abi.Method_METHOD_UPDATE_CONTAINER, grouped},
+		{abi.Method_METHOD_INIT, &abi.InitRequest{Config: []byte("dra"), NodeName: "node-1", HostAbiMinor: abi.MinorGroupedUpdates}},
+		{abi.Method_METHOD_UPDATE_CONTAINER, grouped},
 		{abi.Method_METHOD_DUMP_STATE, &abi.DumpStateRequest{}},
 	}
 }
@@ -374,4 +382,62 @@ func request1K() *abi.CreateContainerRequest {
 	req := createContainer("bench", env...)
 	req.Pod.Labels = map[string]string{"app": "bench", "tier": "backend"}
 	return req
+}
+
+// checkGroupedUpdates: the policy answers three updates one by one and a
+// group of three (sdk/go/conformance's UpdateContainer). A v1.1 host (Init's
+// host_abi_minor 1) gets both as groups on the wire, a v1.0 host (0) six plain
+// updates; either way the client hands the host the same six updates.
+func checkGroupedUpdates(t *testing.T, _ conformanceSDK, module []byte) {
+	ctx := context.Background()
+	req := &abi.UpdateContainerRequest{Container: &abi.Container{Id: "x", Annotations: map[string]string{
+		conformance.EachAnnotation: "a,b,c", conformance.GroupAnnotation: "d,e,f",
+	}}}
+	var want []*abi.ContainerUpdate
+	for _, id := range []string{"a", "b", "c"} {
+		want = append(want, &abi.ContainerUpdate{ContainerId: id, CpusetCpus: "0-1", CpusetMems: "0"})
+	}
+	for _, id := range []string{"d", "e", "f"} {
+		want = append(want, &abi.ContainerUpdate{ContainerId: id, CpusetCpus: "2-3"})
+	}
+	for _, host := range []struct {
+		name  string
+		minor uint32
+		wire  []*abi.ContainerUpdate
+	}{
+		{"v1.0", 0, want},
+		{"v1.1", abi.MinorGroupedUpdates, []*abi.ContainerUpdate{
+			{ContainerId: "a", AlsoContainerIds: []string{"b", "c"}, CpusetCpus: "0-1", CpusetMems: "0"},
+			{ContainerId: "d", AlsoContainerIds: []string{"e", "f"}, CpusetCpus: "2-3"},
+		}},
+	} {
+		t.Run(host.name, func(t *testing.T) {
+			p, err := wasm.Load(ctx, "conformance", module, wasm.WithCacheDir(sharedCache))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close(ctx) })
+			if resp, err := p.Call(ctx, abi.Method_METHOD_INIT, &abi.InitRequest{HostAbiMinor: host.minor}); err != nil || resp.GetInit() == nil {
+				t.Fatalf("Init = %v, %v", resp, err)
+			}
+			resp, err := p.Call(ctx, abi.Method_METHOD_UPDATE_CONTAINER, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.GetUpdateContainer().GetUpdates(); !equalUpdates(got, host.wire) {
+				t.Fatalf("updates on the wire = %v, want %v", got, host.wire)
+			}
+			got, err := abi.NewClient(p).UpdateContainer(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalUpdates(got.GetUpdates(), want) {
+				t.Fatalf("updates the host sees = %v, want %v", got.GetUpdates(), want)
+			}
+		})
+	}
+}
+
+func equalUpdates(a, b []*abi.ContainerUpdate) bool {
+	return slices.EqualFunc(a, b, func(x, y *abi.ContainerUpdate) bool { return proto.Equal(x, y) })
 }

@@ -64,6 +64,28 @@ func (c *Containerd) CPUSet(ctx context.Context, containerID string) (string, er
 	return strings.TrimSpace(string(b)), nil
 }
 
+// MemSet returns the container's memory nodes as the kernel applies them:
+// cpuset.mems (cgroup v1) or cpuset.mems.effective (v2).
+func (c *Containerd) MemSet(ctx context.Context, containerID string) (string, error) {
+	info, err := c.containerInfo(ctx, containerID)
+	if err != nil {
+		return "", err
+	}
+	path := info.RuntimeSpec.Linux.CgroupsPath
+	if path == "" || strings.Contains(path, ":") {
+		return "", fmt.Errorf("container %s: unsupported cgroupsPath %q (the harness uses cgroupfs)", containerID, path)
+	}
+	file := filepath.Join(cgroupMount, "cpuset", path, "cpuset.mems")
+	if CgroupV2() {
+		file = filepath.Join(cgroupMount, path, "cpuset.mems.effective")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("reading container %s memory nodes: %w", containerID, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // CpusAllowed returns Cpus_allowed_list from /proc/<pid>/status.
 func CpusAllowed(pid int) (string, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))

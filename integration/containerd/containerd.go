@@ -34,6 +34,11 @@ type Options struct {
 	// StartTimeout bounds each start of containerd until CRI and NRI are
 	// ready; default 60s.
 	StartTimeout time.Duration
+	// CNIConfig, when set, is written into containerd's CNI configuration
+	// directory before it starts (as 10-nriwasm.conflist): a list with only
+	// a loopback plugin makes the runtime report NetworkReady, which a
+	// kubelet waits for, while pods keep using the host network.
+	CNIConfig []byte
 }
 
 // Containerd is a private containerd started by Start.
@@ -118,6 +123,11 @@ func Start(t testing.TB, opts Options) *Containerd {
 	}
 	if err := c.writeConfig(c.path("config.toml")); err != nil {
 		t.Fatal(err)
+	}
+	if opts.CNIConfig != nil {
+		if err := os.WriteFile(c.path("cni", "10-nriwasm.conflist"), opts.CNIConfig, 0o644); err != nil {
+			t.Fatalf("writing the CNI configuration: %v", err)
+		}
 	}
 	archive := c.path("busybox-oci.tar")
 	if err := writeImage(bin.busybox, archive); err != nil {
@@ -288,25 +298,36 @@ func (c *Containerd) stop() error {
 	return errors.New("containerd ignored SIGTERM for 20 s and was killed")
 }
 
-// importImage imports the OCI archive with ctr (locally, not through the
-// transfer service) into the CRI namespace and waits until CRI sees it.
-func (c *Containerd) importImage(ctx context.Context, archive string) error {
+// ImportImage imports an image archive (an OCI image layout or a docker
+// save tarball) with ctr, locally, into the CRI namespace and waits until CRI
+// lists ref, the name the archive gives the image.
+func (c *Containerd) ImportImage(ctx context.Context, archive, ref string) error {
 	cmd := exec.CommandContext(ctx, c.bin.ctr, "--address", c.Address, "-n", "k8s.io",
 		"images", "import", "--local", archive)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("ctr images import %s: %w\n%s", archive, err, out)
 	}
+	return c.waitImage(ctx, ref)
+}
+
+// importImage imports the busybox archive (ImportImage of ImageRef).
+func (c *Containerd) importImage(ctx context.Context, archive string) error {
+	return c.ImportImage(ctx, archive, ImageRef)
+}
+
+// waitImage polls until CRI lists ref.
+func (c *Containerd) waitImage(ctx context.Context, ref string) error {
 	err := poll(ctx, c.proc, func() (bool, error) {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		st, err := c.images.ImageStatus(cctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ImageRef}})
+		st, err := c.images.ImageStatus(cctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: ref}})
 		if err != nil {
-			return false, fmt.Errorf("CRI ImageStatus %s: %w", ImageRef, err)
+			return false, fmt.Errorf("CRI ImageStatus %s: %w", ref, err)
 		}
 		return st.GetImage() != nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for CRI to list the imported image: %w", err)
+		return fmt.Errorf("waiting for CRI to list the imported image %s: %w", ref, err)
 	}
 	return nil
 }

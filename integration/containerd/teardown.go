@@ -231,3 +231,8 @@ func removeCgroups(cgroup string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// UnmountUnder lazily unmounts every mount point at or below dir, deepest
+// first: for harnesses that share this machine's cleanup (a kubelet's root
+// directory and pod volumes).
+func UnmountUnder(dir string) error { return unmountUnder(dir) }

@@ -49,11 +49,11 @@ func DriverClusterRole(name, driver string) (*rbacv1.ClusterRole, error) {
 
 // SlicePolicy is the ValidatingAdmissionPolicy and its binding, from
 // rbac/resourceslice-policy.yaml, that limit namespace/serviceAccount to the
-// ResourceSlices of the node its pod runs on.
-func SlicePolicy(name, namespace, serviceAccount string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
+// ResourceSlices of driver on the node its pod runs on.
+func SlicePolicy(name, namespace, serviceAccount, driver string) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding, error) {
 	var policy admissionv1.ValidatingAdmissionPolicy
 	var binding admissionv1.ValidatingAdmissionPolicyBinding
-	if err := render("rbac/resourceslice-policy.yaml", map[string]string{"Name": name, "Namespace": namespace, "ServiceAccount": serviceAccount}, &policy, &binding); err != nil {
+	if err := render("rbac/resourceslice-policy.yaml", map[string]string{"Name": name, "Namespace": namespace, "ServiceAccount": serviceAccount, "Driver": driver}, &policy, &binding); err != nil {
 		return nil, nil, err
 	}
 	return &policy, &binding, nil
@@ -116,7 +116,7 @@ func (s *Server) installDriver(driver string) (*driverSetup, error) {
 		return nil, err
 	}
 	policyName := "nriwasm-own-node-slices." + driver
-	policy, binding, err := SlicePolicy(policyName, DriverNamespace, d.serviceAccount)
+	policy, binding, err := SlicePolicy(policyName, DriverNamespace, d.serviceAccount, driver)
 	if err != nil {
 		return nil, err
 	}

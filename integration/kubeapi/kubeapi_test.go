@@ -78,7 +78,8 @@ func TestDriverHoldsOnlyItsRBAC(t *testing.T) {
 }
 
 // TestSlicePolicyLimitsTheDriverToItsNode: the driver writes its own node's
-// ResourceSlices and none of another node's, nor node-less ones.
+// ResourceSlices and none of another node's, nor node-less ones, nor its
+// node's slices of another driver.
 func TestSlicePolicyLimitsTheDriverToItsNode(t *testing.T) {
 	s := kubeapi.Shared(t)
 	ctx := context.Background()
@@ -124,8 +125,25 @@ func TestSlicePolicyLimitsTheDriverToItsNode(t *testing.T) {
 	_, err = slices.Create(ctx, global, metav1.CreateOptions{})
 	refused("creating a slice of no node", err, "may not write a ResourceSlice of no node")
 
+	const otherDriver = "other.example.com"
+	foreign := slice(own+"-foreign", own)
+	foreign.Spec.Driver = otherDriver
+	_, err = slices.Create(ctx, foreign, metav1.CreateOptions{})
+	refused("creating its node's slice of another driver", err, "may not write a ResourceSlice of driver "+otherDriver)
+	if foreign, err = admin.ResourceV1().ResourceSlices().Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("admin creating a slice of %s: %v", otherDriver, err)
+	}
+	foreign.Spec.Pool.Generation++
+	_, err = slices.Update(ctx, foreign, metav1.UpdateOptions{})
+	refused("updating its node's slice of another driver", err, "may not write a ResourceSlice of driver "+otherDriver)
+	err = slices.Delete(ctx, foreign.Name, metav1.DeleteOptions{})
+	refused("deleting its node's slice of another driver", err, "may not change a ResourceSlice of driver "+otherDriver)
+
 	if err := slices.Delete(ctx, mine.Name, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("deleting its own slice: %v", err)
+	}
+	if err := admin.ResourceV1().ResourceSlices().Delete(ctx, foreign.Name, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("admin deleting %s: %v", foreign.Name, err)
 	}
 	// The admin is not matched by the policy.
 	if err := admin.ResourceV1().ResourceSlices().Delete(ctx, theirs.Name, metav1.DeleteOptions{}); err != nil {

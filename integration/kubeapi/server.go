@@ -16,6 +16,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Server is a private etcd and kube-apiserver started by Start or New.
@@ -255,4 +257,30 @@ func (s *Server) waitFor(ctx context.Context, p *process, log string, ready func
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// Port is the API server's port on 127.0.0.1.
+func (s *Server) Port() int { return s.port }
+
+// CAFile is the cluster CA's certificate (PEM): it signs the API server's
+// serving certificate and the client certificates.
+func (s *Server) CAFile() string { return s.pki.caFile }
+
+// ServiceAccountKeyFile is the private key service-account tokens are
+// signed with (PKCS#8 PEM), for a controller manager's
+// --service-account-private-key-file.
+func (s *Server) ServiceAccountKeyFile() string { return s.pki.saPrivate }
+
+// WriteKubeconfig writes a kubeconfig for the admin (Config) to path, for
+// programs that take one: helm, kubelet, scheduler, controller manager.
+func (s *Server) WriteKubeconfig(path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["kubeapi"] = &clientcmdapi.Cluster{Server: s.admin.Host, CertificateAuthorityData: s.admin.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: s.admin.CertData, ClientKeyData: s.admin.KeyData}
+	kc.Contexts["kubeapi"] = &clientcmdapi.Context{Cluster: "kubeapi", AuthInfo: "admin"}
+	kc.CurrentContext = "kubeapi"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("writing the admin kubeconfig: %w", err)
+	}
+	return nil
 }

@@ -252,11 +252,21 @@ func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, ne
 		if tiered {
 			tier = uint64(o.tierOf(id))
 		}
-		k := key{
-			hi: tier<<52 | closeness<<47 | topo,
-			// Whole free cores first: fewer free threads left is worse.
-			lo: uint64(255-avail.core[c.core])<<32 | uint64(id),
+		// Balancing or spreading: whole free cores first. Packing: the
+		// core that fits what is still needed with the fewest threads
+		// left over, so lone threads go before whole cores are broken
+		// (nri-plugins' packing sorts by fewest free CPUs down to the
+		// core, among those that hold the request).
+		fc := uint64(avail.core[c.core])
+		coreKey := 255 - fc
+		if !o.balance && !o.spread {
+			if fc >= uint64(need) {
+				coreKey = fc - uint64(need)
+			} else {
+				coreKey = 256 + 255 - fc
+			}
 		}
+		k := key{hi: tier<<52 | closeness<<47 | topo, lo: coreKey<<32 | uint64(id)}
 		if best < 0 || k.hi < bestKey.hi || k.hi == bestKey.hi && k.lo < bestKey.lo {
 			best, bestKey = int(id), k
 		}

@@ -6,7 +6,10 @@
 // pod annotations, so a user's configuration carries over (RATIONALE.md
 // lists where it differs).
 //
-// Configuration (YAML or JSON; unknown fields are errors naming the field):
+// Configuration (YAML or JSON; unknown fields are errors naming the field;
+// nri-plugins fields that change no placement, such as agent, control, log,
+// instrumentation, idleCPUClass and a type's cpuClass, are accepted with a
+// warning; RATIONALE.md lists them and those refused):
 //
 //	reservedResources: {cpu: 750m}      # the reserved balloon: a quantity (its minCPUs) or "cpuset:0-1"
 //	availableResources: {cpu: cpuset:2-63}  # or "exclude-cpuset:..."; default: every online CPU

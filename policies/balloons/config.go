@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
@@ -40,14 +41,38 @@ type Config struct {
 	Preserve *Preserve `json:"preserve"`
 }
 
-// UnsupportedFields implements policyconfig.Unsupporter.
+// IgnoredFields implements policyconfig.Ignorer: nri-plugins' fields that
+// change no placement, accepted at any value with a warning naming each.
+func (Config) IgnoredFields() map[string]string {
+	const outside = "nriwasm's agent is configured outside the policy (its Helm chart and flags)"
+	const noClasses = "CPU frequency and power classes are not applied; placement is the same"
+	return map[string]string{
+		"agent":                  outside + "; NodeResourceTopology and the pod resources API are not used",
+		"log":                    outside,
+		"instrumentation":        outside,
+		"control":                "resource controllers (CPU classes, RDT, block I/O) are not applied; placement is the same",
+		"idleCPUClass":           noClasses,
+		"showContainersInNrt":    "NodeResourceTopology is not published",
+		"controllableInterrupts": "interrupt affinity is not managed (irqClaim is not supported)",
+	}
+}
+
+// RestrictedFields implements policyconfig.Restricter: turboDomain at its
+// default, which without cpuClasses changes nothing.
+func (Config) RestrictedFields() map[string]policyconfig.Restriction {
+	return map[string]policyconfig.Restriction{
+		"turboDomain": {Accept: []any{"package"}, Why: "turbo arbitration needs cpuClasses, which this policy does not implement"},
+	}
+}
+
+// UnsupportedFields implements policyconfig.Unsupporter: nri-plugins' fields
+// that change placement or what containers run with, which this policy
+// cannot honour.
 func (Config) UnsupportedFields() map[string]string {
 	const why = "this policy does not implement it"
 	return map[string]string{
-		"agent": "nriwasm is configured outside the policy", "log": "nriwasm is configured outside the policy",
-		"instrumentation": "nriwasm is configured outside the policy", "control": why, "loadClasses": why,
-		"schedulingClasses": why, "cpuClasses": why, "idleCPUClass": why, "turboDomain": why,
-		"controllableInterrupts": why, "showContainersInNrt": why,
+		"loadClasses": why, "schedulingClasses": why,
+		"cpuClasses": why + " (CPU classes can steer placement, e.g. to prioritized cores)",
 	}
 }
 
@@ -61,9 +86,10 @@ type Resources struct {
 	CPU *CPUAmount `json:"cpu"`
 }
 
-// UnsupportedFields implements policyconfig.Unsupporter.
-func (Resources) UnsupportedFields() map[string]string {
-	return map[string]string{"memory": "memory reservations are not supported by this policy"}
+// IgnoredFields implements policyconfig.Ignorer: nri-plugins' balloons
+// policy reads only the cpu amount too.
+func (Resources) IgnoredFields() map[string]string {
+	return map[string]string{"memory": "the balloons policy sizes CPUs only (nri-plugins' ignores memory too)"}
 }
 
 // BalloonType is one balloonTypes entry.
@@ -96,11 +122,19 @@ type BalloonType struct {
 	PublishDRADevices bool `json:"publishDRADevices"`
 }
 
+// IgnoredFields implements policyconfig.Ignorer: a type's fields that
+// change no placement.
+func (BalloonType) IgnoredFields() map[string]string {
+	return map[string]string{
+		"cpuClass":            "CPU frequency and power classes are not applied; placement is the same",
+		"showContainersInNrt": "NodeResourceTopology is not published",
+	}
+}
+
 // UnsupportedFields implements policyconfig.Unsupporter.
 func (BalloonType) UnsupportedFields() map[string]string {
 	const why = "this policy does not implement it"
-	return map[string]string{"cpuClass": why, "loads": why, "schedulingClass": why,
-		"showContainersInNrt": why, "irqClaim": why, "irqMode": why}
+	return map[string]string{"loads": why, "schedulingClass": why, "irqClaim": why, "irqMode": why}
 }
 
 // Component is a composite balloon's part.
@@ -239,17 +273,30 @@ const (
 	defaultType  = "default"
 )
 
-// ParseConfig decodes and checks a configuration. Every error is an
-// INVALID_ARGUMENT *abi.PolicyError naming the field.
+// ParseConfig decodes and checks a configuration, logging a warning for
+// each nri-plugins field it accepts and ignores. Every error is an
+// INVALID_ARGUMENT *abi.PolicyError naming the field; fields refused while
+// decoding are all in the one error.
 func ParseConfig(raw []byte) (*Config, error) {
+	cfg, warnings, err := ParseConfigWarnings(raw)
+	for _, w := range warnings {
+		policy.Log.Warnf("%s", w)
+	}
+	return cfg, err
+}
+
+// ParseConfigWarnings is ParseConfig returning the warnings instead of
+// logging them.
+func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 	cfg := &Config{}
-	if err := policyconfig.Decode(raw, cfg); err != nil {
-		return nil, err
+	warnings, err := policyconfig.DecodeWarnings(raw, cfg, policyconfig.Root)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cfg, nil
+	return cfg, warnings, nil
 }
 
 func field(parts ...any) string { return policyconfig.Path(policyconfig.Root, parts...) }

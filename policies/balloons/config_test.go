@@ -2,7 +2,9 @@ package balloons_test
 
 import (
 	"context"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +19,11 @@ func TestParseConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ cfg, field, msg string }{
 		{"balloonType: []", "config.balloonType", "unknown field"},
 		{"balloonTypes: [{name: a, minCPU: 1}]", "config.balloonTypes[0].minCPU", "unknown field"},
-		{"balloonTypes: [{name: a, cpuClass: turbo}]", "config.balloonTypes[0].cpuClass", "not supported"},
+		{"balloonTypes: [{name: a, loads: [avx]}]", "config.balloonTypes[0].loads", "not supported"},
+		{"turboDomain: system", "config.turboDomain", `"system" is not supported (accepted: "package")`},
+		// Every refused field in one error, the first one's path as its field.
+		{"loadClasses: []\nschedulingClasses: []\nballoonTypes: [{name: a, irqMode: isolate, minCPU: 1}]\nagent: {}",
+			"config.balloonTypes[0].irqMode", "(and 3 more: config.balloonTypes[0].minCPU: unknown field"},
 		{"schedulingClasses: []", "config.schedulingClasses", "not supported"},
 		{"balloonTypes: [{name: a}, {name: a}]", "config.balloonTypes[1].name", "balloonTypes[0]"},
 		{"balloonTypes: [{minCPUs: 1}]", "config.balloonTypes[0].name", "required"},
@@ -54,7 +60,6 @@ func TestParseConfigErrors(t *testing.T) {
 		{"balloonTypes: [{name: " + strings.Repeat("x", 65) + ", publishDRADevices: true, maxBalloons: 1, minCPUs: 1, maxCPUs: 1}]", "config.balloonTypes[0].name", "at most 64"},
 		{"availableResources: {cpu: 4}", "config.availableResources.cpu", "not a quantity"},
 		{"reservedResources: {cpu: lots}", "config.reservedResources.cpu", "not a number"},
-		{"reservedResources: {memory: 1Gi}", "config.reservedResources.memory", "not supported"},
 		{"preserve: {matchExpressions: [{key: name, operator: In}]}", "config.preserve.matchExpressions[0].values", "at least one"},
 		{"pinCPU: yes please", "config.pinCPU", "true or false"},
 	} {
@@ -147,31 +152,34 @@ func TestDevicesValid(t *testing.T) {
 // sets each and the path of the refusal ("" where the field decodes). The
 // spec-level agent, control, log and instrumentation sit beside Config in
 // BalloonsPolicySpec.
+// nriPluginsFields: want is "" (decoded), "ignored:PATH" (accepted with a
+// warning naming PATH) or "refused:PATH".
 var nriPluginsFields = []struct {
-	field, cfg, refused string
+	field, cfg, want string
 }{
 	{"pinCPU", "pinCPU: false", ""},
 	{"pinMemory", "pinMemory: false", ""},
-	{"idleCPUClass", "idleCPUClass: idle", "config.idleCPUClass"},
+	{"idleCPUClass", "idleCPUClass: idle", "ignored:config.idleCPUClass"},
 	{"reservedPoolNamespaces", "reservedPoolNamespaces: [monitoring]", ""},
 	{"allocatorTopologyBalancing", "allocatorTopologyBalancing: true", ""},
 	{"preferSpreadOnPhysicalCores", "preferSpreadOnPhysicalCores: true", ""},
 	{"balloonTypes", "balloonTypes: [{name: a}]", ""},
 	{"availableResources", "availableResources: {cpu: \"cpuset:0-3\"}", ""},
-	{"availableResources.memory", "availableResources: {memory: 1Gi}", "config.availableResources.memory"},
+	{"availableResources.memory", "availableResources: {memory: 1Gi}", "ignored:config.availableResources.memory"},
 	{"reservedResources", "reservedResources: {cpu: 1500m}", ""},
-	{"reservedResources.memory", "reservedResources: {cpu: 1, memory: 1Gi}", "config.reservedResources.memory"},
+	{"reservedResources.memory", "reservedResources: {cpu: 1, memory: 1Gi}", "ignored:config.reservedResources.memory"},
 	{"preserve", "preserve: {matchExpressions: [{key: name, operator: In, values: [debugger]}]}", ""},
-	{"showContainersInNrt", "showContainersInNrt: true", "config.showContainersInNrt"},
-	{"loadClasses", "loadClasses: [{name: avx, level: core}]", "config.loadClasses"},
-	{"schedulingClasses", "schedulingClasses: [{name: rt, policy: fifo}]", "config.schedulingClasses"},
-	{"cpuClasses", "cpuClasses: [{name: turbo}]", "config.cpuClasses"},
-	{"turboDomain", "turboDomain: package", "config.turboDomain"},
-	{"controllableInterrupts", "controllableInterrupts: [\"10-20\"]", "config.controllableInterrupts"},
-	{"agent", "agent: {nodeResourceTopology: true}", "config.agent"},
-	{"control", "control: {}", "config.control"},
-	{"log", "log: {debug: [policy]}", "config.log"},
-	{"instrumentation", "instrumentation: {prometheusExport: true}", "config.instrumentation"},
+	{"showContainersInNrt", "showContainersInNrt: true", "ignored:config.showContainersInNrt"},
+	{"loadClasses", "loadClasses: [{name: avx, level: core}]", "refused:config.loadClasses"},
+	{"schedulingClasses", "schedulingClasses: [{name: rt, policy: fifo}]", "refused:config.schedulingClasses"},
+	{"cpuClasses", "cpuClasses: [{name: turbo}]", "refused:config.cpuClasses"},
+	{"turboDomain", "turboDomain: package", ""},
+	{"turboDomain.system", "turboDomain: system", "refused:config.turboDomain"},
+	{"controllableInterrupts", "controllableInterrupts: [\"10-20\"]", "ignored:config.controllableInterrupts"},
+	{"agent", "agent: {nodeResourceTopology: true, podResourceAPI: false}", "ignored:config.agent"},
+	{"control", "control: {}", "ignored:config.control"},
+	{"log", "log: {debug: [policy]}", "ignored:config.log"},
+	{"instrumentation", "instrumentation: {prometheusExport: true}", "ignored:config.instrumentation"},
 
 	{"balloonTypes.name", "balloonTypes: [{name: a}]", ""},
 	{"balloonTypes.components", "balloonTypes: [{name: a, components: [{balloonType: b}]}, {name: b}]", ""},
@@ -187,8 +195,8 @@ var nriPluginsFields = []struct {
 	{"balloonTypes.preferSpreadOnPhysicalCores", "balloonTypes: [{name: a, preferSpreadOnPhysicalCores: true}]", ""},
 	{"balloonTypes.hideHyperthreads", "balloonTypes: [{name: a, hideHyperthreads: true}]", ""},
 	{"balloonTypes.allocatorTopologyBalancing", "balloonTypes: [{name: a, allocatorTopologyBalancing: true}]", ""},
-	{"balloonTypes.cpuClass", "balloonTypes: [{name: a, cpuClass: turbo}]", "config.balloonTypes[0].cpuClass"},
-	{"balloonTypes.loads", "balloonTypes: [{name: a, loads: [avx]}]", "config.balloonTypes[0].loads"},
+	{"balloonTypes.cpuClass", "balloonTypes: [{name: a, cpuClass: turbo}]", "ignored:config.balloonTypes[0].cpuClass"},
+	{"balloonTypes.loads", "balloonTypes: [{name: a, loads: [avx]}]", "refused:config.balloonTypes[0].loads"},
 	{"balloonTypes.minBalloons", "balloonTypes: [{name: a, minBalloons: 1}]", ""},
 	{"balloonTypes.maxBalloons", "balloonTypes: [{name: a, maxBalloons: 2}]", ""},
 	{"balloonTypes.preferSpreadingPods", "balloonTypes: [{name: a, preferSpreadingPods: true}]", ""},
@@ -198,31 +206,39 @@ var nriPluginsFields = []struct {
 	{"balloonTypes.preferCloseToDevices", "balloonTypes: [{name: a, preferCloseToDevices: [/sys/devices/system/cpu/cpu0/cache/index3]}]", ""},
 	{"balloonTypes.preferIsolCpus", "balloonTypes: [{name: a, preferIsolCpus: true}]", ""},
 	{"balloonTypes.preferCoreType", "balloonTypes: [{name: a, preferCoreType: efficient}]", ""},
-	{"balloonTypes.schedulingClass", "balloonTypes: [{name: a, schedulingClass: rt}]", "config.balloonTypes[0].schedulingClass"},
-	{"balloonTypes.showContainersInNrt", "balloonTypes: [{name: a, showContainersInNrt: true}]", "config.balloonTypes[0].showContainersInNrt"},
-	{"balloonTypes.irqClaim", "balloonTypes: [{name: a, irqClaim: [\"10\"]}]", "config.balloonTypes[0].irqClaim"},
-	{"balloonTypes.irqMode", "balloonTypes: [{name: a, irqMode: isolate}]", "config.balloonTypes[0].irqMode"},
+	{"balloonTypes.schedulingClass", "balloonTypes: [{name: a, schedulingClass: rt}]", "refused:config.balloonTypes[0].schedulingClass"},
+	{"balloonTypes.showContainersInNrt", "balloonTypes: [{name: a, showContainersInNrt: true}]", "ignored:config.balloonTypes[0].showContainersInNrt"},
+	{"balloonTypes.irqClaim", "balloonTypes: [{name: a, irqClaim: [\"10\"]}]", "refused:config.balloonTypes[0].irqClaim"},
+	{"balloonTypes.irqMode", "balloonTypes: [{name: a, irqMode: isolate}]", "refused:config.balloonTypes[0].irqMode"},
 }
 
 // TestNRIPluginsFields: every field of nri-plugins' balloons configuration
-// either decodes or is refused by its path as "not supported", never as an
-// unknown field; and every field this policy decodes is one of nri-plugins'
-// or one of ours (publishDRADevices).
+// decodes, or is accepted with a warning naming it, or is refused by its
+// path as "not supported" or at a value it cannot honour, never as an
+// unknown field; and every field this policy decodes is one of
+// nri-plugins' or one of ours (publishDRADevices).
 func TestNRIPluginsFields(t *testing.T) {
 	listed := map[string]bool{}
 	for _, tc := range nriPluginsFields {
-		listed[tc.field] = true
+		field, _, _ := strings.Cut(tc.field, ".system")
+		listed[field] = true
 		t.Run(tc.field, func(t *testing.T) {
-			_, err := balloons.ParseConfig([]byte(tc.cfg))
-			if tc.refused == "" {
-				if err != nil {
-					t.Fatalf("%s: %v", tc.cfg, err)
+			_, warnings, err := balloons.ParseConfigWarnings([]byte(tc.cfg))
+			kind, path, _ := strings.Cut(tc.want, ":")
+			switch kind {
+			case "":
+				if err != nil || len(warnings) > 0 {
+					t.Fatalf("%s: %v, warnings %v", tc.cfg, err, warnings)
 				}
-				return
-			}
-			wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.refused)
-			if !strings.Contains(err.Error(), "not supported") {
-				t.Fatalf("%s: %v, want \"not supported\"", tc.cfg, err)
+			case "ignored":
+				if err != nil || len(warnings) != 1 || warnings[0].Field != path {
+					t.Fatalf("%s: %v, warnings %v; want one warning for %s", tc.cfg, err, warnings, path)
+				}
+			case "refused":
+				wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, path)
+				if !strings.Contains(err.Error(), "not supported") {
+					t.Fatalf("%s: %v, want \"not supported\"", tc.cfg, err)
+				}
 			}
 		})
 	}
@@ -234,5 +250,33 @@ func TestNRIPluginsFields(t *testing.T) {
 				t.Errorf("field %s%s is neither nri-plugins' nor listed as ours", prefix, name)
 			}
 		}
+	}
+}
+
+// TestHelmChartConfig: the configuration nri-plugins' Helm chart writes by
+// default starts, with a warning for each field that changes no placement.
+func TestHelmChartConfig(t *testing.T) {
+	raw, err := os.ReadFile("testdata/nri-plugins-chart-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, warnings, err := balloons.ParseConfigWarnings(raw)
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	var got []string
+	for _, w := range warnings {
+		got = append(got, w.Field)
+	}
+	if want := []string{"config.agent", "config.control", "config.instrumentation", "config.log"}; !slices.Equal(got, want) {
+		t.Errorf("warnings for %v, want %v", got, want)
+	}
+	h := mustOpen(t, nativeOpen, "Server2Socket4NodesInterleaved", string(raw))
+	g := ctr("g", 2000)
+	g.qos = abi.QOSClass_QOS_CLASS_GUARANTEED
+	h.create(g)
+	h.create(ctr("b", 500))
+	if gb, bb := h.balloonOf("g"), h.balloonOf("b"); gb != "dedicated-cpus[0]" || bb != "shared-local-cpus[0]" {
+		t.Errorf("Guaranteed container in %s, Burstable in %s; want dedicated-cpus[0], shared-local-cpus[0]", gb, bb)
 	}
 }

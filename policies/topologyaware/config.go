@@ -1,15 +1,14 @@
 package topologyaware
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
-	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"sigs.k8s.io/yaml"
+	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
 // Config is the policy's configuration, with nri-plugins' field names.
@@ -32,6 +31,10 @@ type Config struct {
 	PinCPU bool
 	// PinMemory: answer cpuset_mems. Default true.
 	PinMemory bool
+	// UnlimitedBurstable is the topology level ("system", "package", "die",
+	// "numa") whose pools Burstable containers without a CPU limit prefer.
+	// Default "package", as nri-plugins' CRD.
+	UnlimitedBurstable string
 	// DRA is dra.enabled (ours, not nri-plugins'): publish one DRA device
 	// per NUMA node and allocate CPU claims. Default false.
 	DRA bool
@@ -44,180 +47,154 @@ func DefaultConfig() Config {
 		PreferIsolatedCPUs: true,
 		PinCPU:             true,
 		PinMemory:          true,
+		UnlimitedBurstable: "package",
 	}
 }
 
-// unsupported are nri-plugins' topology-aware fields this policy does not
-// implement: refused by name, so a carried-over config fails clearly.
-var unsupported = []string{
-	"agent", "colocateNamespaces", "colocatePods", "control", "controllableInterrupts",
-	"cpuClasses", "defaultCPUPriority", "defaultExclusiveCPUClass", "instrumentation",
-	"log", "namespaceSchedulingClasses", "podQoSSchedulingClasses", "reservedPoolCPUClass",
-	"schedulingClasses", "sharedPoolCPUClass", "unlimitedBurstable",
+// document is the configuration as written: nri-plugins' TopologyAwarePolicy
+// spec (pkg/apis/config/v1alpha1/resmgr/policy/topologyaware), with ours
+// (dra) added.
+type document struct {
+	ReservedResources      resourcesDoc `json:"reservedResources"`
+	AvailableResources     resourcesDoc `json:"availableResources"`
+	ReservedPoolNamespaces []string     `json:"reservedPoolNamespaces"`
+	PreferIsolatedCPUs     *bool        `json:"preferIsolatedCPUs"`
+	PreferSharedCPUs       *bool        `json:"preferSharedCPUs"`
+	PinCPU                 *bool        `json:"pinCPU"`
+	PinMemory              *bool        `json:"pinMemory"`
+	UnlimitedBurstable     *levelName   `json:"unlimitedBurstable"`
+	DRA                    draDoc       `json:"dra"`
+}
+
+type resourcesDoc struct {
+	CPU *CPUAmount `json:"cpu"`
+}
+
+type draDoc struct {
+	Enabled *bool `json:"enabled"`
+}
+
+// IgnoredFields implements policyconfig.Ignorer: nri-plugins' fields that do
+// not change a placement.
+func (document) IgnoredFields() map[string]string {
+	return map[string]string{
+		"agent":                  "the node agent's NodeResourceTopology and pod-resources settings are nri-plugins' own; nriwasm's agent is configured by its flags",
+		"control":                "RDT, block I/O and CPU-frequency control are not applied by this policy; placement is unchanged",
+		"controllableInterrupts": "IRQ affinity is not steered by this policy; placement is unchanged",
+		"instrumentation":        "nriwasm's agent serves its own metrics (see its --metrics flags)",
+		"log":                    "the policy logs through nriwasm's agent log",
+	}
+}
+
+// RestrictedFields implements policyconfig.Restricter: nri-plugins' fields
+// accepted at the values this policy behaves like.
+func (document) RestrictedFields() map[string]policyconfig.Restriction {
+	none := func(why string, accept ...any) policyconfig.Restriction {
+		return policyconfig.Restriction{Accept: accept, Why: why}
+	}
+	return map[string]policyconfig.Restriction{
+		"colocatePods":               none("co-locating a pod's containers is not implemented", false),
+		"colocateNamespaces":         none("co-locating a namespace's containers is not implemented", false),
+		"defaultCPUPriority":         none("CPU priorities (core kinds, cpufreq) are not read from sysfs", "none", ""),
+		"cpuClasses":                 none("CPU classes (frequency and uncore limits) are not applied", []any{}),
+		"sharedPoolCPUClass":         none("CPU classes are not applied", ""),
+		"reservedPoolCPUClass":       none("CPU classes are not applied", ""),
+		"defaultExclusiveCPUClass":   none("CPU classes are not applied", ""),
+		"schedulingClasses":          none("scheduling classes (policy, nice, I/O priority) are not applied", []any{}),
+		"namespaceSchedulingClasses": none("scheduling classes are not applied", map[string]any{}),
+		"podQoSSchedulingClasses":    none("scheduling classes are not applied", map[string]any{}),
+	}
+}
+
+// UnsupportedFields implements policyconfig.Unsupporter.
+func (resourcesDoc) UnsupportedFields() map[string]string {
+	return map[string]string{"memory": "memory reservations are not supported by this policy"}
+}
+
+// levelName is a topology level of unlimitedBurstable.
+type levelName string
+
+// UnmarshalJSON implements json.Unmarshaler, accepting nri-plugins' levels
+// that this policy's pool tree has.
+func (l *levelName) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a topology level, got %s", b)
+	}
+	switch s {
+	case "system", "package", "die", "numa":
+		*l = levelName(s)
+		return nil
+	case "l3cache":
+		return fmt.Errorf("%q: L3 cache pools are not built by this policy (want system, package, die or numa)", s)
+	}
+	return fmt.Errorf("%q: want system, package, die or numa", s)
+}
+
+// UnmarshalJSON implements json.Unmarshaler: a quantity (string or number),
+// "cpuset:LIST" or "exclude-cpuset:LIST".
+func (a *CPUAmount) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("want a string or number, got %s", b)
+		}
+		s = n.String()
+	}
+	v, err := parseCPUAmount(s)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
 }
 
 func configError(field, format string, args ...any) error {
 	return abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config"+field, format, args...)
 }
 
-// ParseConfig parses a configuration in YAML or JSON. Unknown fields are
-// errors; every error is INVALID_ARGUMENT and names the field
-// ("config.reservedResources.cpu"). It checks the configuration's own shape;
-// resolve checks it against the topology.
+// ParseConfig parses a configuration in YAML or JSON, logging a warning for
+// each nri-plugins field it accepts but ignores. Unknown fields are errors;
+// every error is INVALID_ARGUMENT and names the field
+// ("config.reservedResources.cpu"), every refused field in one error. It
+// checks the configuration's own shape; resolve checks it against the
+// topology.
 func ParseConfig(raw []byte) (Config, error) {
+	var doc document
+	if err := policyconfig.Decode(raw, &doc); err != nil {
+		return Config{}, err
+	}
 	cfg := DefaultConfig()
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return cfg, nil
+	if c := doc.ReservedResources.CPU; c != nil {
+		cfg.ReservedCPU = *c
 	}
-	js, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return Config{}, configError("", "not YAML or JSON: %v", err)
+	if c := doc.AvailableResources.CPU; c != nil {
+		cfg.AvailableCPU = *c
 	}
-	fields, err := object(js, "")
-	if err != nil || fields == nil {
-		return cfg, err
-	}
-	for _, name := range sortedKeys(fields) {
-		v, f := fields[name], "."+name
-		switch name {
-		case "reservedResources":
-			err = parseResources(v, f, &cfg.ReservedCPU)
-		case "availableResources":
-			err = parseResources(v, f, &cfg.AvailableCPU)
-		case "reservedPoolNamespaces":
-			cfg.ReservedPoolNamespaces, err = parseGlobs(v, f)
-		case "preferIsolatedCPUs":
-			err = parseBool(v, f, &cfg.PreferIsolatedCPUs)
-		case "preferSharedCPUs":
-			err = parseBool(v, f, &cfg.PreferSharedCPUs)
-		case "pinCPU":
-			err = parseBool(v, f, &cfg.PinCPU)
-		case "pinMemory":
-			err = parseBool(v, f, &cfg.PinMemory)
-		case "dra":
-			err = parseDRA(v, f, &cfg.DRA)
-		default:
-			if slices.Contains(unsupported, name) {
-				return Config{}, configError(f, "nri-plugins' %s is not supported by this policy", name)
-			}
-			return Config{}, configError(f, "unknown field")
-		}
-		if err != nil {
-			return Config{}, err
+	for i, g := range doc.ReservedPoolNamespaces {
+		if _, err := path.Match(g, ""); err != nil || g == "" {
+			return Config{}, configError(fmt.Sprintf(".reservedPoolNamespaces[%d]", i), "bad namespace glob %q", g)
 		}
 	}
-	if cfg.ReservedCPU.Kind == AmountAbsent {
-		return Config{}, configError(".reservedResources.cpu", "required: some CPU must be reserved")
+	cfg.ReservedPoolNamespaces = doc.ReservedPoolNamespaces
+	for _, b := range []struct {
+		in  *bool
+		out *bool
+	}{
+		{doc.PreferIsolatedCPUs, &cfg.PreferIsolatedCPUs}, {doc.PreferSharedCPUs, &cfg.PreferSharedCPUs},
+		{doc.PinCPU, &cfg.PinCPU}, {doc.PinMemory, &cfg.PinMemory}, {doc.DRA.Enabled, &cfg.DRA},
+	} {
+		if b.in != nil {
+			*b.out = *b.in
+		}
+	}
+	if doc.UnlimitedBurstable != nil {
+		cfg.UnlimitedBurstable = string(*doc.UnlimitedBurstable)
 	}
 	return cfg, nil
 }
 
-// object decodes a JSON object (nil for null) keeping each value raw.
-func object(js []byte, field string) (map[string]json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(js, &fields); err != nil {
-		return nil, configError(field, "want an object, got %s", kindOf(js))
-	}
-	return fields, nil
-}
-
-func parseResources(js []byte, field string, cpu *CPUAmount) error {
-	fields, err := object(js, field)
-	if err != nil {
-		return err
-	}
-	for _, name := range sortedKeys(fields) {
-		f := field + "." + name
-		switch name {
-		case "cpu":
-			s, err := scalar(fields[name], f)
-			if err != nil {
-				return err
-			}
-			if *cpu, err = parseCPUAmount(s); err != nil {
-				return configError(f, "%v", err)
-			}
-		case "memory":
-			return configError(f, "memory reservations are not supported by this policy")
-		default:
-			return configError(f, "unknown field")
-		}
-	}
-	return nil
-}
-
-func parseDRA(js []byte, field string, enabled *bool) error {
-	fields, err := object(js, field)
-	if err != nil {
-		return err
-	}
-	for _, name := range sortedKeys(fields) {
-		if name != "enabled" {
-			return configError(field+"."+name, "unknown field")
-		}
-		if err := parseBool(fields[name], field+"."+name, enabled); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// scalar returns a string or number as text ("2", "750m", "0.5").
-func scalar(js []byte, field string) (string, error) {
-	var s string
-	if err := json.Unmarshal(js, &s); err == nil {
-		return s, nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(js, &n); err == nil {
-		return n.String(), nil
-	}
-	return "", configError(field, "want a string or number, got %s", kindOf(js))
-}
-
-func parseBool(js []byte, field string, out *bool) error {
-	if err := json.Unmarshal(js, out); err != nil || string(js) == "null" {
-		return configError(field, "want true or false, got %s", kindOf(js))
-	}
-	return nil
-}
-
-func parseGlobs(js []byte, field string) ([]string, error) {
-	var globs []string
-	if err := json.Unmarshal(js, &globs); err != nil {
-		return nil, configError(field, "want a list of namespace globs, got %s", kindOf(js))
-	}
-	for i, g := range globs {
-		if _, err := path.Match(g, ""); err != nil || g == "" {
-			return nil, configError(fmt.Sprintf("%s[%d]", field, i), "bad namespace glob %q", g)
-		}
-	}
-	return globs, nil
-}
-
-// kindOf names a JSON value's type for an error message.
-func kindOf(js []byte) string {
-	switch t := strings.TrimSpace(string(js)); {
-	case t == "null":
-		return "null"
-	case strings.HasPrefix(t, "{"):
-		return "an object"
-	case strings.HasPrefix(t, "["):
-		return "a list"
-	case strings.HasPrefix(t, `"`):
-		return "a string " + t
-	case t == "true" || t == "false":
-		return "a boolean"
-	default:
-		return t
-	}
-}
-
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

@@ -105,6 +105,7 @@ type spec struct {
 	id, ns      string
 	qos         abi.QOSClass
 	milli       int64
+	limit       int64 // CPU limit, milli-CPU; 0: none
 	annotations map[string]string
 	cdi         []string
 	env         []*abi.KeyValue
@@ -122,7 +123,8 @@ func bestEffort(id string) spec {
 func system(id string, milli int64) spec {
 	return spec{id: id, ns: "kube-system", qos: abi.QOSClass_QOS_CLASS_BURSTABLE, milli: milli}
 }
-func (s spec) in(ns string) spec { s.ns = ns; return s }
+func (s spec) in(ns string) spec        { s.ns = ns; return s }
+func (s spec) limited(milli int64) spec { s.limit = milli; return s }
 func (s spec) with(k, v string) spec {
 	a := map[string]string{k: v}
 	for k, v := range s.annotations {
@@ -135,7 +137,7 @@ func (s spec) with(k, v string) spec {
 func (s spec) request() *abi.CreateContainerRequest {
 	pod := &abi.PodSandbox{Id: "pod-" + s.id, Uid: "uid-" + s.id, Name: "pod-" + s.id, Namespace: s.ns, QosClass: s.qos, Annotations: s.annotations}
 	c := &abi.Container{Id: s.id, PodSandboxId: pod.Id, Name: "c", Namespace: s.ns, QosClass: s.qos,
-		State: abi.ContainerState_CONTAINER_STATE_CREATED, Resources: &abi.Resources{CpuRequestMilli: s.milli}, CdiDevices: s.cdi, Env: s.env}
+		State: abi.ContainerState_CONTAINER_STATE_CREATED, Resources: &abi.Resources{CpuRequestMilli: s.milli, CpuLimitMilli: s.limit}, CdiDevices: s.cdi, Env: s.env}
 	return &abi.CreateContainerRequest{Pod: pod, Container: c}
 }
 

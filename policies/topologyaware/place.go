@@ -1,6 +1,7 @@
 package topologyaware
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
@@ -45,7 +46,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		fits := func(p *pool) bool { return p.free() >= req.milli }
 		if h := s.named(hint); h != nil && fits(h) {
 			c.pool = h
-		} else if c.pool = s.choose(fits); c.pool == nil {
+		} else if c.pool = s.choose(fits, s.sharedOrder(pod, spec)); c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
 				"%dm of shared CPU does not fit: at most %dm is free in any pool", req.milli, s.maxFree())
 		}
@@ -63,10 +64,10 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 			}
 		}
 		if req.isolate {
-			c.pool = s.choose(fits(true))
+			c.pool = s.choose(fits(true), byCapacity)
 		}
 		if c.pool == nil {
-			c.pool = s.choose(fits(false))
+			c.pool = s.choose(fits(false), byCapacity)
 		}
 		if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
@@ -81,22 +82,78 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	return c, nil
 }
 
-// choose returns the pool a container goes to: of the pools where fits holds,
-// the deepest, then the one with the most free shared capacity, then the
-// lowest id. fits is tried in that order, so the last call is the chosen pool.
-func (s *state) choose(fits func(*pool) bool) *pool {
+// order compares two pools for a container: negative when a is tried
+// before b. free is each pool's free shared capacity, by pool id.
+type order func(a, b *pool, free []int64) int
+
+// byCapacity is nri-plugins' order for exclusive CPUs (pools.go
+// compareScores): the deepest pool, then the most free shared capacity,
+// then the lowest id.
+func byCapacity(a, b *pool, free []int64) int {
+	if a.depth != b.depth {
+		return cmp.Compare(b.depth, a.depth)
+	}
+	if free[a.id] != free[b.id] {
+		return cmp.Compare(free[b.id], free[a.id])
+	}
+	return cmp.Compare(a.postID, b.postID)
+}
+
+// byCount is nri-plugins' order for shared CPUs: the deepest pool, then the
+// fewest containers placed in it, then the most free shared capacity, then
+// the lowest id.
+func byCount(a, b *pool, free []int64) int {
+	if a.depth != b.depth {
+		return cmp.Compare(b.depth, a.depth)
+	}
+	if a.colocated != b.colocated {
+		return cmp.Compare(a.colocated, b.colocated)
+	}
+	return byCapacity(a, b, free)
+}
+
+// sharedOrder is the order of pools for a shared container: byCount, or for
+// a Burstable container without a CPU limit, the pools at the
+// unlimitedBurstable level first (most free capacity, then lowest id), then
+// those below it, then those above, by id (nri-plugins: pools.go
+// compareScores, "CPU burstability").
+func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container) order {
+	if qosOf(pod, spec) != abi.QOSClass_QOS_CLASS_BURSTABLE || spec.GetResources().GetCpuLimitMilli() != 0 {
+		return byCount
+	}
+	target := s.burstableLevel
+	return func(a, b *pool, free []int64) int {
+		la, lb := a.topologyLevel(), b.topologyLevel()
+		if (la == target) != (lb == target) {
+			return first(la == target)
+		}
+		if la == target {
+			if free[a.id] != free[b.id] {
+				return cmp.Compare(free[b.id], free[a.id])
+			}
+		} else if (la > target) != (lb > target) {
+			return first(la > target)
+		}
+		return cmp.Compare(a.postID, b.postID)
+	}
+}
+
+// first is -1 when a goes first, 1 when b does.
+func first(a bool) int {
+	if a {
+		return -1
+	}
+	return 1
+}
+
+// choose returns the pool a container goes to: the first in order where fits
+// holds. fits is tried in that order, so the last call is the chosen pool.
+func (s *state) choose(fits func(*pool) bool, cmpPools order) *pool {
 	order := make([]*pool, 0, len(s.pools))
 	free := make([]int64, len(s.pools))
-	before := func(a, b *pool) bool { // a is tried before b
-		if a.depth != b.depth {
-			return a.depth > b.depth
-		}
-		if free[a.id] != free[b.id] {
-			return free[a.id] > free[b.id]
-		}
-		return a.id < b.id
-	}
-	for _, p := range s.pools { // insertion: a few dozen pools
+	before := func(a, b *pool) bool { return cmpPools(a, b, free) < 0 } // a is tried before b
+	// Insertion sort: a few dozen pools.
+	for _, p := range s.pools {
 		free[p.id] = p.free()
 		i := len(order)
 		order = append(order, p)

@@ -50,6 +50,17 @@ type pool struct {
 	members    []*container // the containers whose cpuset follows shared, by id
 	changed    bool         // queued in state.changed
 	seen       int          // the state.epoch of the last refresh that visited it
+	colocated  int          // containers placed in this very pool, reserved and unaccounted ones aside
+	postID     int          // post-order index: nri-plugins' pool ids, its last tie-break
+}
+
+// topologyLevel is the pool's level in nri-plugins' terms (system, package,
+// die, numa): a root over one socket is that socket's package.
+func (p *pool) topologyLevel() level {
+	if p.level == levelRoot && (len(p.children) == 0 || p.children[0].level != levelSocket) {
+		return levelSocket
+	}
+	return p.level
 }
 
 // slack is the pool's spare shared capacity in milli-CPU.
@@ -99,6 +110,15 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 		}
 	}
 	grow(&pool{name: "root", level: levelRoot}, r.available.Sorted())
+	post := 0
+	var number func(p *pool)
+	number = func(p *pool) {
+		for _, c := range p.children {
+			number(c)
+		}
+		p.postID, post = post, post+1
+	}
+	number(pools[0])
 	return pools
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 // container is a live container and what it was given.
@@ -34,6 +35,7 @@ type state struct {
 	pools []*pool
 	leaf  []*pool // CPU id → the deepest pool holding it
 
+	burstableLevel  level // the pool level of unlimitedBurstable that the tree has
 	reservedPool    *pool // the deepest pool holding all reserved CPUs
 	reservedText    string
 	reservedGranted int64
@@ -71,8 +73,36 @@ func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
 		}
 	}
 	s.reservedText = res.reserved.String()
+	s.burstableLevel = s.existingLevel(levelOf(cfg.UnlimitedBurstable))
 	s.buildDevices()
 	return s, nil
+}
+
+// levelOf is the pool level of a topology level's name.
+func levelOf(name string) level {
+	for lv, n := range []string{"system", "package", "die", "numa"} {
+		if n == name {
+			return level(lv)
+		}
+	}
+	return levelSocket
+}
+
+// existingLevel is lv when the tree has pools at that level, else the level
+// nri-plugins falls back to (findExistingTopologyLevel): that of the first
+// pool, in post-order, at lv or above it.
+func (s *state) existingLevel(lv level) level {
+	byPost := slices.Clone(s.pools)
+	slices.SortFunc(byPost, func(a, b *pool) int { return a.postID - b.postID })
+	for _, p := range byPost {
+		if l := p.topologyLevel(); l <= lv {
+			if l != lv {
+				policy.Log.Warnf("unlimitedBurstable: no %s pools on this node; using %s pools", levelNames[lv], levelNames[l])
+			}
+			return l
+		}
+	}
+	return levelSocket
 }
 
 // add records c and accounts for what it holds.
@@ -95,11 +125,20 @@ func (s *state) add(c *container) {
 	if c.pinCPU {
 		c.sent = s.cpusOf(c)
 	}
+	if c.colocates() {
+		c.pool.colocated++
+	}
 	if c.followsPool() {
 		i, _ := slices.BinarySearchFunc(c.pool.members, c.id, byID)
 		c.pool.members = slices.Insert(c.pool.members, i, c)
 	}
 	s.ctrs[c.id] = c
+}
+
+// colocates tells whether c counts in its pool's colocated containers, as
+// nri-plugins counts grants of normal (not reserved) CPUs in a pool.
+func (c *container) colocates() bool {
+	return c.pool != nil && (c.kind == kindShared || c.kind == kindExclusive || c.kind == kindMixed)
 }
 
 func byID(c *container, id string) int { return strings.Compare(c.id, id) }
@@ -122,6 +161,9 @@ func (s *state) remove(id string) {
 		return
 	}
 	delete(s.ctrs, id)
+	if c.colocates() {
+		c.pool.colocated--
+	}
 	if c.followsPool() {
 		if i, found := slices.BinarySearchFunc(c.pool.members, c.id, byID); found {
 			c.pool.members = slices.Delete(c.pool.members, i, i+1)

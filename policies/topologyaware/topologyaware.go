@@ -7,7 +7,8 @@
 // policy: the same configuration fields and pod annotations, so a user's
 // configuration carries over (RATIONALE.md lists where it differs).
 //
-// Configuration (YAML or JSON; unknown fields are errors):
+// Configuration (YAML or JSON; unknown fields are errors; README.md has the
+// whole list, nri-plugins' fields that are ignored or refused included):
 //
 //	reservedResources:      # CPUs for kube-system and reservedPoolNamespaces
 //	  cpu: 750m             # a quantity ("750m", "2"), "cpuset:0-1" or "exclude-cpuset:2-63"
@@ -18,10 +19,17 @@
 //	preferSharedCPUs: false    # no exclusive CPUs unless annotated
 //	pinCPU: true               # answer cpuset_cpus
 //	pinMemory: true            # answer cpuset_mems
+//	unlimitedBurstable: package  # pool level of Burstable containers without a CPU limit
 //	dra:                       # ours: DRA CPU devices, one per NUMA node (default off)
 //	  enabled: true
 //
 // An empty configuration is the nri-plugins Helm chart's default: 750m reserved.
+// The configuration that chart writes starts as it is: nri-plugins' fields
+// that do not change a placement (agent, control, log, instrumentation,
+// controllableInterrupts) are accepted with a warning in the log each, and
+// those this policy does not implement (colocatePods, CPU and scheduling
+// classes, CPU priorities) are accepted at the value that means "off" and
+// refused otherwise, all of them in one error.
 //
 // DRA (with dra.enabled): one device per NUMA node, "cpudevnuma%03d", whose
 // consumable capacity "dra.cpu/cpu" is its grantable CPUs. Allocate takes a

@@ -79,6 +79,15 @@ where an OCI policy's name is the one in its metadata. */}}
 {{- $v := .Values }}
 {{- $policy := dict "name" $v.policy.name }}
 {{- if $v.policy.config }}{{ $_ := set $policy "config" $v.policy.config }}{{ end }}
+{{- /* One switch: dra.enabled=true also turns on the topology-aware policy's
+own dra.enabled (without it the policy publishes no devices), unless the
+policy's configuration says otherwise or is a string. */}}
+{{- if and (eq (toString $v.dra.enabled) "true") (eq $v.policy.name "topology-aware") }}
+{{- $pc := $v.policy.config | default dict }}
+{{- if and (kindIs "map" $pc) (not (hasKey $pc "dra")) }}
+{{- $_ := set $policy "config" (merge (dict "dra" (dict "enabled" true)) (deepCopy $pc)) }}
+{{- end }}
+{{- end }}
 {{- if $v.policy.memoryLimit }}{{ $_ := set $policy "memoryLimit" $v.policy.memoryLimit }}{{ end }}
 {{- if $v.policy.callTimeout }}{{ $_ := set $policy "callTimeout" $v.policy.callTimeout }}{{ end }}
 {{- $nri := dict "socketPath" $v.nri.socketPath "pluginName" $v.nri.pluginName "pluginIndex" (printf "%02d" (int $v.nri.pluginIndex)) "onPolicyFailure" $v.nri.onPolicyFailure }}

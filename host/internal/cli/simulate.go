@@ -55,8 +55,13 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 		return err
 	}
 	runner := scenario.NewRunner(topo, config)
+	logs := &warnTee{next: slog.NewTextHandler(cmd.ErrOrStderr(), nil), warn: runner.Warn}
 	var transport abi.Transport
 	if f.native {
+		// The Go policy logs through log/slog's default logger.
+		old := slog.Default()
+		slog.SetDefault(slog.New(logs))
+		defer slog.SetDefault(old)
 		r, err := nativePolicy(f.policy)
 		if err != nil {
 			return err
@@ -66,7 +71,7 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 		}
 		transport = r
 	} else {
-		logger := logr.FromSlogHandler(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+		logger := logr.FromSlogHandler(logs)
 		name, module, err := f.load(ctx, logger)
 		if err != nil {
 			return err

@@ -17,6 +17,9 @@ type PolicyReport struct {
 	Version  string `json:"version"`
 	SDK      string `json:"sdk,omitempty"`
 	WantsDRA bool   `json:"wantsDra"`
+	// Warnings are what the policy logged at warning level during its first
+	// Init: configuration fields it ignores, for one.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NodeReport summarizes the topology the policy was given.
@@ -40,6 +43,8 @@ type StepReport struct {
 	Claim    *ClaimReport   `json:"claim,omitempty"`
 	WantsDRA *bool          `json:"wantsDra,omitempty"`
 	Errors   []ErrorReport  `json:"errors,omitempty"`
+	// Warnings are what the policy logged at warning level during the step.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ContainerReport is a container's assignment.

@@ -41,6 +41,17 @@ func NewRunner(topo *abi.Topology, config []byte) *Runner {
 	}
 }
 
+// Warn records a message the policy logged at warning level: in the step in
+// progress, or before any, in the policy's report. The host's log hook calls
+// it (simulate does for both the Wasm and the native policy).
+func (r *Runner) Warn(msg string) {
+	if r.step != nil {
+		r.step.Warnings = append(r.step.Warnings, msg)
+		return
+	}
+	r.report.Policy.Warnings = append(r.report.Policy.Warnings, msg)
+}
+
 // Init prepares a policy instance: Info and Init on the first, Init with the
 // node's journal on every instance rebuilt after a failure. It is a Wasm
 // policy's wasm.RestoreFunc; call it once on any other transport before Run.

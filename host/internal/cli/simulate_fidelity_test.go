@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology"
+	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+)
+
+// fidelityMachines are the fixtures nri-plugins' e2e topologies translate to,
+// by the directory name of their cases under testdata/fidelity/<policy>/.
+var fidelityMachines = map[string]func() topologytest.Machine{
+	"n4c16": topologytest.N4C16,
+}
+
+// expectation is what nri-plugins' e2e case verifies after a step: each
+// container ("pod/container") as the case checks it, and sets of containers
+// whose CPUs, NUMA nodes or packages are pairwise disjoint.
+type expectation struct {
+	Step             int                      `json:"step"`
+	Containers       map[string]expectedShape `json:"containers"`
+	Disjoint         [][]string               `json:"disjoint"`
+	DisjointNodes    [][]string               `json:"disjointNodes"`
+	DisjointPackages [][]string               `json:"disjointPackages"`
+}
+
+// expectedShape is a container's placement: exact cpus and mems where the
+// case names them, counts of CPUs, cores, NUMA nodes and packages where it
+// counts them. Absent (zero) fields are not checked.
+type expectedShape struct {
+	CPUs      string `json:"cpus"`
+	Mems      string `json:"mems"`
+	NCPUs     int    `json:"ncpus"`
+	MinCPUs   int    `json:"minCpus"`
+	NCores    int    `json:"ncores"`
+	NNodes    int    `json:"nnodes"`
+	NPackages int    `json:"npackages"`
+}
+
+// TestFidelity runs nri-plugins' e2e cases translated to scenarios
+// (testdata/fidelity/<policy>/<machine>/<case>/: config.yaml, scenario.yaml,
+// expect.yaml) through the policy's .wasm and its native build: both must
+// give the same report, and the placements nri-plugins' case verifies.
+// docs/fidelity.md lists every case.
+func TestFidelity(t *testing.T) {
+	cases, err := filepath.Glob(filepath.Join("testdata", "fidelity", "*", "*", "*", "scenario.yaml"))
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no fidelity cases: %v", err)
+	}
+	sysfs := map[string]string{}
+	topos := map[string]*abi.Topology{}
+	for _, sc := range cases {
+		dir := filepath.Dir(sc)
+		parts := strings.Split(dir, string(filepath.Separator))
+		policy, machine, name := parts[len(parts)-3], parts[len(parts)-2], parts[len(parts)-1]
+		t.Run(policy+"/"+machine+"/"+name, func(t *testing.T) {
+			if sysfs[machine] == "" {
+				m, ok := fidelityMachines[machine]
+				if !ok {
+					t.Fatalf("no fixture for machine %q", machine)
+				}
+				sysfs[machine] = t.TempDir()
+				if err := m().Write(sysfs[machine]); err != nil {
+					t.Fatal(err)
+				}
+				if topos[machine], err = topology.Discover(sysfs[machine]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := []string{"--policy", policy, "--scenario", sc, "--config", filepath.Join(dir, "config.yaml"), "--output", "json"}
+			wasm := simulate(t, sysfs[machine], args...)
+			if native := simulate(t, sysfs[machine], append(args, "--native")...); native != wasm {
+				t.Fatalf("--native differs from Wasm:\n%s\n---\n%s", wasm, native)
+			}
+			checkExpectations(t, topos[machine], filepath.Join(dir, "expect.yaml"), wasm)
+		})
+	}
+}
+
+// placement is a container's cpuset and memory nodes.
+type placement struct{ cpus, mems string }
+
+func checkExpectations(t *testing.T, topo *abi.Topology, file, out string) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expects []expectation
+	if err := yaml.UnmarshalStrict(raw, &expects); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var report struct {
+		Steps []struct {
+			Step       int `json:"step"`
+			Containers []struct {
+				ID, Pod, Name, CPUs, Mems string
+			} `json:"containers"`
+			Updates []struct {
+				Container, CPUs, Mems string
+			} `json:"updates"`
+			Errors []json.RawMessage `json:"errors"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{} // container id → pod/container
+	live := map[string]placement{}
+	byStep := map[int][]expectation{}
+	for _, e := range expects {
+		byStep[e.Step] = append(byStep[e.Step], e)
+	}
+	for _, s := range report.Steps {
+		for _, e := range s.Errors {
+			t.Errorf("step %d: %s", s.Step, e)
+		}
+		for _, u := range s.Updates {
+			p := live[names[u.Container]]
+			if u.CPUs != "" {
+				p.cpus = u.CPUs
+			}
+			if u.Mems != "" {
+				p.mems = u.Mems
+			}
+			live[names[u.Container]] = p
+		}
+		for _, c := range s.Containers {
+			_, pod, _ := strings.Cut(c.Pod, "/") // namespace/name
+			names[c.ID] = pod + "/" + c.Name
+			live[names[c.ID]] = placement{c.CPUs, c.Mems}
+		}
+		for _, e := range byStep[s.Step] {
+			checkStep(t, topo, s.Step, e, live)
+		}
+	}
+}
+
+func checkStep(t *testing.T, topo *abi.Topology, step int, e expectation, live map[string]placement) {
+	t.Helper()
+	shape := func(name string) (cpus []uint32, cores, nodes, pkgs map[uint32]bool) {
+		p, ok := live[name]
+		if !ok {
+			t.Fatalf("step %d: no container %s", step, name)
+		}
+		cpus, err := topology.ParseList(p.cpus)
+		if err != nil {
+			t.Fatalf("step %d: %s: cpus %q: %v", step, name, p.cpus, err)
+		}
+		cores, nodes, pkgs = map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}
+		for _, c := range topo.GetCpus() {
+			if slices.Contains(cpus, c.Id) {
+				cores[c.PackageId<<16|c.CoreId] = true
+				nodes[c.NumaNode] = true
+				pkgs[c.PackageId] = true
+			}
+		}
+		return cpus, cores, nodes, pkgs
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.Containers)) {
+		want := e.Containers[name]
+		cpus, cores, nodes, pkgs := shape(name)
+		got := expectedShape{CPUs: live[name].cpus, Mems: live[name].mems, NCPUs: len(cpus), MinCPUs: len(cpus),
+			NCores: len(cores), NNodes: len(nodes), NPackages: len(pkgs)}
+		bad := want.CPUs != "" && want.CPUs != got.CPUs || want.Mems != "" && want.Mems != got.Mems ||
+			want.NCPUs != 0 && want.NCPUs != got.NCPUs || want.MinCPUs > got.NCPUs ||
+			want.NCores != 0 && want.NCores != got.NCores || want.NNodes != 0 && want.NNodes != got.NNodes ||
+			want.NPackages != 0 && want.NPackages != got.NPackages
+		if bad {
+			t.Errorf("step %d: %s: got cpus %s mems %s (%d CPUs, %d cores, %d nodes, %d packages), want %+v",
+				step, name, got.CPUs, got.Mems, got.NCPUs, got.NCores, got.NNodes, got.NPackages, want)
+		}
+	}
+	disjoint := func(kind string, groups [][]string, of func(string) map[uint32]bool) {
+		for _, g := range groups {
+			seen := map[uint32]string{}
+			for _, name := range g {
+				for id := range of(name) {
+					if other, ok := seen[id]; ok {
+						t.Errorf("step %d: %s and %s share %s %d", step, other, name, kind, id)
+					}
+					seen[id] = name
+				}
+			}
+		}
+	}
+	disjoint("CPU", e.Disjoint, func(n string) map[uint32]bool {
+		cpus, _, _, _ := shape(n)
+		m := map[uint32]bool{}
+		for _, c := range cpus {
+			m[c] = true
+		}
+		return m
+	})
+	disjoint("NUMA node", e.DisjointNodes, func(n string) map[uint32]bool { _, _, nodes, _ := shape(n); return nodes })
+	disjoint("package", e.DisjointPackages, func(n string) map[uint32]bool { _, _, _, p := shape(n); return p })
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+)
+
+// warnTee is a slog handler that passes every record on to next and hands
+// the policy's warnings to warn, for simulate's report. A Wasm policy's
+// warnings arrive through the host's logr logger as Info records with
+// "level"="warn" (host/wasm hostLog); a native policy's as Warn records with
+// "source"="policy" (sdk/go/policy).
+type warnTee struct {
+	next slog.Handler
+	warn func(string)
+	// attrs are those a WithAttrs call bound, which the records do not carry.
+	attrs []slog.Attr
+}
+
+func (h *warnTee) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || h.next.Enabled(ctx, l)
+}
+
+func (h *warnTee) Handle(ctx context.Context, r slog.Record) error {
+	if h.isPolicyWarning(r) {
+		h.warn(r.Message)
+	}
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *warnTee) isPolicyWarning(r slog.Record) bool {
+	warn := false
+	check := func(a slog.Attr) bool {
+		switch {
+		case a.Key == "level" && a.Value.String() == "warn":
+			warn = true
+		case a.Key == "source" && a.Value.String() == "policy" && r.Level >= slog.LevelWarn:
+			warn = true
+		}
+		return !warn
+	}
+	for _, a := range h.attrs {
+		check(a)
+	}
+	r.Attrs(check)
+	return warn
+}
+
+func (h *warnTee) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &warnTee{next: h.next.WithAttrs(attrs), warn: h.warn, attrs: append(append([]slog.Attr(nil), h.attrs...), attrs...)}
+}
+
+func (h *warnTee) WithGroup(name string) slog.Handler {
+	return &warnTee{next: h.next.WithGroup(name), warn: h.warn, attrs: h.attrs}
+}
