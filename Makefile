@@ -108,7 +108,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 10m; FUZZFLAGS=-parall
 	done
 
 fuzz-short: ## run every fuzz target for a few seconds (CI)
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s FUZZFLAGS="-fuzzminimizetime=1s $(FUZZFLAGS)"
 
 race: ## run the concurrent packages' tests under the race detector: the ABI, the SDK, the Wasm host and the agent
 	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
