@@ -29,7 +29,28 @@ RUST_OUT := $(RUST_TARGET_DIR)/wasm32-wasi/release
 # containerd, runc and crictl for the integration tests, cached outside the repository.
 INTEGRATION_BIN ?= $(HOME)/.cache/nriwasm-integration/bin
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration e2e rust-deps rust-policies rust
+# Fuzz targets (package:function): every parser of untrusted bytes. make fuzz
+# runs each for FUZZTIME; a crasher lands in the package's testdata/fuzz/, the
+# seed corpus, and is committed with its fix.
+FUZZ_TARGETS := \
+	./host/wasm/internal/wasmbin:FuzzParse \
+	./host/wasm/internal/wasmbin:FuzzSetCustomSection \
+	./host/wasm/internal/interrupt:FuzzInstrument \
+	./host/wasm:FuzzResponse \
+	./host/validate:FuzzAdjustment \
+	./host/state:FuzzUnmarshal \
+	./abi/cpuset:FuzzParseList \
+	./host/config:FuzzParse \
+	./host/config:FuzzParseQuantity \
+	./host/internal/scenario:FuzzParse \
+	./host/internal/scenario:FuzzParseQuantity \
+	./host/oci/ref:FuzzParse \
+	./host/topology:FuzzDiscover \
+	./host/topology:FuzzParseSize
+FUZZTIME ?= 10m
+FUZZFLAGS ?=
+
+.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration soak e2e rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -80,6 +101,15 @@ build: ## build bin/nriwasm (the built-in policies are embedded)
 test: ## run every test
 	$(GO) test ./...
 
+fuzz: ## run every fuzz target for FUZZTIME each (default 10m; FUZZFLAGS=-parallel=1 on a shared machine)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $${t%%:*} $${t##*:} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) "$${t%%:*}"; \
+	done
+
+fuzz-short: ## run every fuzz target for a few seconds (CI)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
 race: ## run the concurrent packages' tests under the race detector: the ABI, the SDK, the Wasm host and the agent
 	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
 		./host/claimstatus/... ./host/metrics/... ./host/config/... ./host/state/...
@@ -118,9 +148,18 @@ integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, 
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/helm-deps
 
 integration: integration-deps ## run the tests against a real containerd, kube-apiserver and helm (as root)
-	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v ./integration/...
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v $$($(GO) list -tags integration ./integration/... | grep -v /integration/soak)
+
+# How long `make soak` runs; .ci/run passes a shorter one.
+SOAK_DURATION ?= 10m
+
+soak: ## run the agent against real containerd under churn, kill -9, restarts and live changes for SOAK_DURATION (as root)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
+	SOAK_DURATION=$(SOAK_DURATION) NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v -timeout 0 -run TestSoak ./integration/soak/
 
 e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,e2e -count=1 -v -timeout 20m ./integration/e2e/
 
-ci: tools lint check-generated test integration ## what .ci/run does
+ci: tools rust lint check-generated test race fuzz-short integration ## what .ci/run does: everything, a 2-minute soak, the one-node cluster
+	$(MAKE) soak SOAK_DURATION=2m
+	$(MAKE) e2e

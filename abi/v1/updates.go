@@ -84,17 +84,23 @@ func (r *Response) UpdatesField() *[]*ContainerUpdate {
 // without also_container_ids is returned as it is, without allocating; a
 // grouped update is replaced by copies, so us and its elements are not changed.
 //
-// A group is a set: it refuses, naming the field as
-// "updates[i].also_container_ids[j]", an empty id there and an id that is the
-// update's container_id or repeats in its also_container_ids. The error is an
-// *AnswerError without Method. An id may appear in two updates of an answer,
-// grouped or not: they apply in order, as two plain updates always did.
+// It refuses an empty id in also_container_ids, naming the field as
+// "updates[i].also_container_ids[j]" in an *AnswerError without Method. An id
+// may repeat, in a group or across updates: every update applies in order, as
+// two plain updates for one container always did.
 func ExpandUpdates(us []*ContainerUpdate) ([]*ContainerUpdate, error) {
 	n, groups := 0, 0
-	for _, u := range us {
-		if k := len(u.GetAlsoContainerIds()); k > 0 {
-			n += k
-			groups++
+	for i, u := range us {
+		also := u.GetAlsoContainerIds()
+		if len(also) == 0 {
+			continue
+		}
+		n += len(also)
+		groups++
+		for j, id := range also {
+			if id == "" {
+				return nil, &AnswerError{Field: fmt.Sprintf("updates[%d].also_container_ids[%d]", i, j), Message: "empty container id"}
+			}
 		}
 	}
 	if n == 0 {
@@ -102,37 +108,16 @@ func ExpandUpdates(us []*ContainerUpdate) ([]*ContainerUpdate, error) {
 	}
 	out := make([]*ContainerUpdate, 0, len(us)+n)
 	copies := make([]ContainerUpdate, groups+n) // one allocation for all of them
-	var seen map[string]int
-	for i, u := range us {
+	for _, u := range us {
 		also := u.GetAlsoContainerIds()
 		if len(also) == 0 {
 			out = append(out, u)
 			continue
 		}
-		if seen == nil {
-			seen = make(map[string]int, len(also)+1)
-		} else {
-			clear(seen)
-		}
-		seen[u.ContainerId] = -1
-		for j, id := range also {
-			field := fmt.Sprintf("updates[%d].also_container_ids[%d]", i, j)
-			if id == "" {
-				return nil, &AnswerError{Field: field, Message: "empty container id"}
-			}
-			if at, dup := seen[id]; dup {
-				where := "the update's container_id"
-				if at >= 0 {
-					where = fmt.Sprintf("also_container_ids[%d]", at)
-				}
-				return nil, &AnswerError{Field: field, Message: fmt.Sprintf("container %q repeats %s; a group names each container once", id, where)}
-			}
-			seen[id] = j
-		}
 		for j := -1; j < len(also); j++ {
 			c := &copies[0]
 			copies = copies[1:]
-			*c = ContainerUpdate{ContainerId: u.ContainerId, CpusetCpus: u.CpusetCpus, CpusetMems: u.CpusetMems, RdtClass: u.RdtClass, BlockioClass: u.BlockioClass}
+			c.ContainerId, c.CpusetCpus, c.CpusetMems, c.RdtClass, c.BlockioClass = u.ContainerId, u.CpusetCpus, u.CpusetMems, u.RdtClass, u.BlockioClass
 			if j >= 0 {
 				c.ContainerId = also[j]
 			}
@@ -144,13 +129,13 @@ func ExpandUpdates(us []*ContainerUpdate) ([]*ContainerUpdate, error) {
 
 // FoldUpdates is ExpandUpdates' inverse for a policy: every run of
 // consecutive updates that make the same change (the same cpuset_cpus,
-// cpuset_mems, rdt_class and blockio_class) for distinct containers becomes
-// one update, the first one's container_id with the others in
-// also_container_ids. Expanding the result gives back us, in the same order.
-// Updates that already carry also_container_ids, or have no container_id, are
-// kept as they are. A folded run's update is a new message; us and its
-// elements are not changed. Use it only when the host's
-// InitRequest.host_abi_minor is at least MinorGroupedUpdates.
+// cpuset_mems, rdt_class and blockio_class) becomes one update, the first
+// one's container_id with the others in also_container_ids. Expanding the
+// result gives back us, in the same order. Updates that already carry
+// also_container_ids, or have no container_id, are kept as they are. A folded
+// run's update is a new message; us and its elements are not changed. Use it
+// only when the host's InitRequest.host_abi_minor is at least
+// MinorGroupedUpdates.
 //
 // Comparing the lists costs one pointer comparison when the policy reuses one
 // string for a group's list, as policies that keep a pool's or a balloon's
@@ -160,22 +145,11 @@ func FoldUpdates(us []*ContainerUpdate) []*ContainerUpdate {
 		return us
 	}
 	var out []*ContainerUpdate
-	var inRun map[string]struct{}
 	for i := 0; i < len(us); {
 		j := i + 1
 		if u := us[i]; groupable(u) {
-			for ; j < len(us) && groupable(us[j]) && sameChange(u, us[j]); j++ {
-				if inRun == nil {
-					inRun = map[string]struct{}{}
-				}
-				if j == i+1 {
-					clear(inRun)
-					inRun[u.ContainerId] = struct{}{}
-				}
-				if _, dup := inRun[us[j].ContainerId]; dup {
-					break
-				}
-				inRun[us[j].ContainerId] = struct{}{}
+			for j < len(us) && groupable(us[j]) && sameChange(u, us[j]) {
+				j++
 			}
 		}
 		if j-i == 1 {

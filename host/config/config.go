@@ -41,8 +41,15 @@ const (
 	DefaultCDIDir                        = "/var/run/cdi"
 	DefaultRegistryTimeout Duration      = Duration(time.Minute)
 	DefaultVerification    Verification  = VerifyOff
+	DefaultAvailableCPUs                 = AvailableOnline
 	// KubeletPluginsDir holds each DRA driver's data directory by default.
 	KubeletPluginsDir = "/var/lib/kubelet/plugins"
+)
+
+// The symbolic values of Config.AvailableCPUs; anything else is a CPU list.
+const (
+	AvailableOnline = "online"
+	AvailableCgroup = "cgroup"
 )
 
 // Config is the agent's configuration.
@@ -51,6 +58,10 @@ type Config struct {
 	NRI    NRI    `json:"nri"`
 	// The sysfs root topology is discovered from. Default "/sys".
 	Sysfs string `json:"sysfs"`
+	// The CPUs policies may hand out: "online" (every online CPU), "cgroup"
+	// (the cpuset of the pods' cgroup, kubepods, as kubelet and systemd left
+	// it) or a CPU list ("2-15"). Default "online".
+	AvailableCPUs string `json:"availableCPUs"`
 	// Where the agent keeps its checkpoint. Default "/var/lib/nriwasm".
 	StateDir string   `json:"stateDir"`
 	Metrics  Metrics  `json:"metrics"`
@@ -168,13 +179,14 @@ const (
 // Default returns a configuration with every default and no policy.
 func Default() *Config {
 	return &Config{
-		Policy:   Policy{MemoryLimit: DefaultMemoryLimit, CallTimeout: DefaultCallTimeout},
-		NRI:      NRI{SocketPath: DefaultSocketPath, PluginName: DefaultPluginName, PluginIndex: DefaultPluginIndex, OnPolicyFailure: DefaultOnPolicyFailure},
-		Sysfs:    DefaultSysfs,
-		StateDir: DefaultStateDir,
-		Metrics:  Metrics{Address: DefaultMetricsAddress},
-		DRA:      DRA{Domain: DefaultDRADomain, RegistrarDir: DefaultRegistrarDir, CDIDir: DefaultCDIDir},
-		Registry: Registry{Timeout: DefaultRegistryTimeout, Verification: DefaultVerification},
+		Policy:        Policy{MemoryLimit: DefaultMemoryLimit, CallTimeout: DefaultCallTimeout},
+		NRI:           NRI{SocketPath: DefaultSocketPath, PluginName: DefaultPluginName, PluginIndex: DefaultPluginIndex, OnPolicyFailure: DefaultOnPolicyFailure},
+		Sysfs:         DefaultSysfs,
+		AvailableCPUs: DefaultAvailableCPUs,
+		StateDir:      DefaultStateDir,
+		Metrics:       Metrics{Address: DefaultMetricsAddress},
+		DRA:           DRA{Domain: DefaultDRADomain, RegistrarDir: DefaultRegistrarDir, CDIDir: DefaultCDIDir},
+		Registry:      Registry{Timeout: DefaultRegistryTimeout, Verification: DefaultVerification},
 	}
 }
 

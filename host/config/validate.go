@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 )
 
@@ -111,6 +112,10 @@ func (c *Config) Validate() error {
 		"must be %q or %q", FailOpen, FailClosed)
 
 	absPath("sysfs", c.Sysfs, true)
+	if v := c.AvailableCPUs; v != AvailableOnline && v != AvailableCgroup {
+		_, err := cpuset.Parse(v)
+		check(err == nil && v != "", "availableCPUs", v, "must be %q, %q or a CPU list such as \"2-15\"", AvailableOnline, AvailableCgroup)
+	}
 	absPath("stateDir", c.StateDir, true)
 	check(validAddress(c.Metrics.Address), "metrics.address", c.Metrics.Address, "must be host:port with a numeric port (\":9090\")")
 

@@ -11,6 +11,7 @@
 //	nriwasm_managed_pods / _containers / _claims        what the journal holds
 //	nriwasm_config_reloads_total{result}                applied, rejected, restart_required, invalid
 //	nriwasm_nri_connections_total{result}               connected, failed, lost
+//	nriwasm_checkpoint_save_failing                     1 while the checkpoint cannot be written
 //
 // A nil *Metrics is valid and records nothing, so components work without one.
 package metrics
@@ -52,6 +53,7 @@ type Metrics struct {
 	configReloads *prometheus.CounterVec
 	connections   *prometheus.CounterVec
 	connected     prometheus.Gauge
+	saveFailing   prometheus.Gauge
 }
 
 // callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
@@ -91,11 +93,14 @@ func New() *Metrics {
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "nriwasm_nri_connected", Help: "1 while the agent is registered with the runtime over NRI, 0 while it is not (new containers then start without the policy).",
 		}),
+		saveFailing: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nriwasm_checkpoint_save_failing", Help: "1 while the last attempt to write the checkpoint failed (a read-only or full state directory): a restart would lose what changed since.",
+		}),
 	}
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
-		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected,
+		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing,
 	)
 	return m
 }
@@ -161,5 +166,18 @@ func (m *Metrics) Connection(result string) {
 		m.connected.Set(1)
 	case ConnLost:
 		m.connected.Set(0)
+	}
+}
+
+// CheckpointSaved sets nriwasm_checkpoint_save_failing from the outcome of a
+// checkpoint write.
+func (m *Metrics) CheckpointSaved(ok bool) {
+	if m == nil {
+		return
+	}
+	if ok {
+		m.saveFailing.Set(0)
+	} else {
+		m.saveFailing.Set(1)
 	}
 }

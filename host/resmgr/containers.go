@@ -28,6 +28,10 @@ func (m *Manager) Synchronize(ctx context.Context, pods []*abi.PodSandbox, conta
 	defer m.mu.Unlock()
 	defer m.synced.Store(true)
 	forgotten, annotated := m.journal.Reconcile(pods, containers)
+	m.preexisting = make(map[string]bool, len(pods))
+	for _, p := range pods {
+		m.preexisting[p.GetId()] = true
+	}
 	m.changed()
 	for _, c := range forgotten {
 		m.log.Info("forgetting a container the runtime no longer has", "containerID", c.GetId(), "container", c.GetName())
@@ -42,6 +46,9 @@ func (m *Manager) Synchronize(ctx context.Context, pods []*abi.PodSandbox, conta
 		return nil, nil
 	}
 	updates, _ := m.acceptUpdates(abi.Method_METHOD_SYNCHRONIZE, resp.GetUpdates(), "")
+	if err := m.saveNow(); err != nil {
+		m.log.Error(err, "synchronized journal not saved before the answer; the background saver retries")
+	}
 	m.log.Info("synchronized", "pods", len(pods), "containers", len(containers), "forgotten", len(forgotten), "updates", len(updates))
 	return updates, nil
 }
@@ -51,6 +58,7 @@ func (m *Manager) RunPodSandbox(ctx context.Context, pod *abi.PodSandbox) ([]*ab
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.journal.AddPod(pod)
+	delete(m.preexisting, pod.GetId())
 	m.changed()
 	var resp *abi.RunPodSandboxResponse
 	err := m.call(ctx, abi.Method_METHOD_RUN_POD_SANDBOX, func(ctx context.Context) (err error) {
@@ -71,6 +79,9 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	log := m.ctrLog(pod, c)
+	if _, ok := m.journal.Pod(pod.GetId()); !ok { // forgotten with its last container (forgetPreexisting)
+		m.journal.AddPod(pod)
+	}
 	var resp *abi.CreateContainerResponse
 	method := abi.Method_METHOD_CREATE_CONTAINER
 	err := m.call(ctx, method, func(ctx context.Context) (err error) {
@@ -97,6 +108,9 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 		m.metrics.FailedOpen()
 		m.journal.AddContainer(c, nil)
 		m.changed()
+		if err := m.saveNow(); err != nil {
+			log.Error(err, "fail-open container not saved before the answer; the background saver retries")
+		}
 		return &abi.ContainerAdjustment{}, nil, nil
 	}
 	adj := resp.GetAdjustment()
@@ -106,6 +120,12 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	m.journal.AddContainer(c, adj)
 	updates, _ := m.acceptUpdates(method, resp.GetUpdates(), c.GetId())
 	m.changed()
+	// The placement is on disk before the runtime acts on it: a crash right
+	// after the answer would otherwise place the container again, elsewhere,
+	// at the next Synchronize (docs/agent.md has the cost).
+	if err := m.saveNow(); err != nil {
+		log.Error(err, "placement not saved before the answer; the background saver retries")
+	}
 	if log.V(1).Enabled() {
 		log.V(1).Info("container created", "cpus", adj.GetCpusetCpus(), "mems", adj.GetCpusetMems(), "updates", len(updates))
 	}

@@ -59,6 +59,7 @@ func (m *Manager) containerGone(ctx context.Context, method abi.Method, pod *abi
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.journal.RemoveContainer(c.GetId()) {
+		m.forgetPreexisting(pod.GetId())
 		m.changed()
 	}
 	var resp interface{ GetUpdates() []*abi.ContainerUpdate }
@@ -99,4 +100,24 @@ func (m *Manager) RemovePodSandbox(ctx context.Context, pod *abi.PodSandbox) ([]
 		return err
 	})
 	return m.eventUpdates(abi.Method_METHOD_REMOVE_POD_SANDBOX, m.podLog(pod), resp, err)
+}
+
+// forgetPreexisting forgets a pod that predates the runtime's connection once
+// its last container is gone: the runtime will not send its removal
+// (containerd 2.4 after a restart), and until the next Synchronize it would
+// count in nriwasm_managed_pods. A pod whose containers come back (kubelet
+// restarting one) is journaled again by CreateContainer.
+func (m *Manager) forgetPreexisting(podID string) {
+	if !m.preexisting[podID] {
+		return
+	}
+	for _, c := range m.journal.RestoreState().GetContainers() {
+		if c.GetPodSandboxId() == podID {
+			return
+		}
+	}
+	delete(m.preexisting, podID)
+	if m.journal.RemovePod(podID) {
+		m.log.V(1).Info("forgetting a pod that predates the runtime's connection with its last container", "podID", podID)
+	}
 }

@@ -2,6 +2,7 @@ package resmgr_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -10,8 +11,9 @@ import (
 )
 
 // TestGroupedUpdates: the agent announces ABI v1.1 at Init, so the policy
-// sends a group; the agent applies it as one update per container, and
-// refuses a group with a repeated id or an unknown container whole.
+// sends a group; the agent applies it as one update per container (a
+// repeated id twice, in order), and refuses a group with an empty id or an
+// unknown container whole.
 func TestGroupedUpdates(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
@@ -20,7 +22,8 @@ func TestGroupedUpdates(t *testing.T) {
 		want  []string // the containers updated to 2-3; nil: refused
 	}{
 		{"applied per container", "b,c", []string{"b", "c"}},
-		{"repeated id", "b,c,b", nil},
+		{"repeated id", "b,c,b", []string{"b", "c", "b"}},
+		{"empty id", "b,,c", nil},
 		{"unknown container", "b,ghost", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +51,7 @@ func TestGroupedUpdates(t *testing.T) {
 				}
 				updated = append(updated, u.GetContainerId())
 			}
-			if len(updated) != len(tt.want) || (len(updated) > 0 && (updated[0] != tt.want[0] || updated[1] != tt.want[1])) {
+			if !slices.Equal(updated, tt.want) {
 				t.Fatalf("updated %v, want %v", updated, tt.want)
 			}
 			journal := state.FromRestoreState(m.Journal())

@@ -89,6 +89,11 @@ type Manager struct {
 	synced     atomic.Bool // the first Synchronize was handled
 	wantsDRA   bool        // the policy's configuration asks for DRA devices
 	updateSink func([]*abi.ContainerUpdate)
+	// preexisting are the pods the last Synchronize reported and no
+	// RunPodSandbox announced since: containerd sends no pod events for pods
+	// older than its restart, so such a pod is forgotten with its last
+	// container.
+	preexisting map[string]bool
 
 	saver *saver
 	life  lifecycle
@@ -157,10 +162,13 @@ func (m *Manager) restore(ctx context.Context, t abi.Transport) error {
 }
 
 // Ready reports nil once the policy is loaded and the first NRI Synchronize has
-// been handled.
+// been handled, and while the checkpoint can be saved.
 func (m *Manager) Ready() error {
 	if !m.synced.Load() {
 		return errors.New("waiting for the runtime's first Synchronize")
+	}
+	if err := m.saver.failing.Load(); err != nil {
+		return fmt.Errorf("checkpoint cannot be saved (state directory %s): %w", m.cfg.StateDir, *err)
 	}
 	return nil
 }

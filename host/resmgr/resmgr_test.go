@@ -200,3 +200,77 @@ func TestShutdown(t *testing.T) {
 		t.Fatalf("Run = %v, want the component's error", err)
 	}
 }
+
+// TestCreateContainerIsOnDiskBeforeTheAnswer: the placement CreateContainer
+// answers is in the checkpoint on disk when the answer leaves, so a kill -9
+// right after it loses nothing (the background saver waits 50 ms and, here,
+// never runs: the manager is not started).
+func TestCreateContainerIsOnDiskBeforeTheAnswer(t *testing.T) {
+	var dir string
+	m := newManager(t, newFake(nil), func(c *config.Config) { dir = c.StateDir })
+	ctx := context.Background()
+	if _, err := m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	pod, c := container("c1", "2-3")
+	if _, err := m.RunPodSandbox(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.CreateContainer(ctx, pod, c); err != nil {
+		t.Fatal(err)
+	}
+	j, err := state.NewCheckpoint(dir).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := j.Container("c1")
+	if !ok || got.GetAssignment().GetCpusetCpus() != "2-3" {
+		t.Fatalf("checkpoint on disk right after the answer: container c1 %v, assignment %v; want cpus 2-3", ok, got.GetAssignment())
+	}
+}
+
+// TestPreexistingPodForgottenWithItsLastContainer: a pod the runtime
+// reported at Synchronize (it predates the connection, so no pod events
+// will come for it) leaves the journal, and nriwasm_managed_pods, with its
+// last container; a pod announced by RunPodSandbox waits for its removal.
+func TestPreexistingPodForgottenWithItsLastContainer(t *testing.T) {
+	m := newManager(t, newFake(nil), nil)
+	ctx := context.Background()
+	old := &abi.PodSandbox{Id: "old", Name: "old", Namespace: "ns"}
+	ctrs := []*abi.Container{
+		{Id: "a", PodSandboxId: "old", Name: "a", State: abi.ContainerState_CONTAINER_STATE_RUNNING},
+		{Id: "b", PodSandboxId: "old", Name: "b", State: abi.ContainerState_CONTAINER_STATE_RUNNING},
+	}
+	if _, err := m.Synchronize(ctx, []*abi.PodSandbox{old}, ctrs); err != nil {
+		t.Fatal(err)
+	}
+	pod, c := container("new1", "2-3")
+	if _, err := m.RunPodSandbox(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.CreateContainer(ctx, pod, c); err != nil {
+		t.Fatal(err)
+	}
+	pods := func() []string {
+		var ids []string
+		for _, p := range m.Journal().GetPods() {
+			ids = append(ids, p.GetId())
+		}
+		return ids
+	}
+	if _, err := m.RemoveContainer(ctx, old, ctrs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := pods(); len(got) != 2 {
+		t.Fatalf("after removing one of two containers: pods %q, want old and pod", got)
+	}
+	if _, err := m.RemoveContainer(ctx, old, ctrs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RemoveContainer(ctx, pod, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := pods(); len(got) != 1 || got[0] != "pod" {
+		t.Fatalf("after removing every container: pods %q, want only the announced pod", got)
+	}
+}

@@ -228,6 +228,12 @@ type containerInfo struct {
 	RuntimeSpec struct {
 		Linux struct {
 			CgroupsPath string `json:"cgroupsPath"`
+			Resources   struct {
+				CPU struct {
+					Cpus string `json:"cpus"`
+					Mems string `json:"mems"`
+				} `json:"cpu"`
+			} `json:"resources"`
 		} `json:"linux"`
 	} `json:"runtimeSpec"`
 }

@@ -252,14 +252,16 @@ func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, ne
 		if tiered {
 			tier = uint64(o.tierOf(id))
 		}
-		// Balancing or spreading: whole free cores first. Packing: the
-		// core that fits what is still needed with the fewest threads
-		// left over, so lone threads go before whole cores are broken
-		// (nri-plugins' packing sorts by fewest free CPUs down to the
-		// core, among those that hold the request).
+		// Whole free cores first, but for the first CPUs of a packed
+		// balloon: the core that fits what is still needed with the
+		// fewest threads left over, so a new balloon takes lone threads
+		// before it breaks a whole core (nri-plugins' packing sorts by
+		// fewest free CPUs down to the core, among those that hold the
+		// request). A growing balloon keeps to whole cores: its CPU list
+		// stays short, and every update of its containers carries it.
 		fc := uint64(avail.core[c.core])
 		coreKey := 255 - fc
-		if !o.balance && !o.spread {
+		if have.n == 0 && !o.balance && !o.spread {
 			if fc >= uint64(need) {
 				coreKey = fc - uint64(need)
 			} else {

@@ -16,7 +16,39 @@ const (
 	keyPreferReservedCPUs = "prefer-reserved-cpus." + annotationDomain
 	keyPreserveCPU        = "cpu.preserve." + annotationDomain
 	keyPreserveMemory     = "memory.preserve." + annotationDomain
+	keyUnlimitedBurstable = "unlimited-burstable." + annotationDomain
+	keyHideHyperthreads   = "hide-hyperthreads." + annotationDomain
 )
+
+// unimplemented are nri-plugins' topology-aware annotations this policy
+// recognises but does not act on, and what a container gets instead.
+var unimplemented = []struct{ key, why string }{
+	{"affinity." + annotationDomain, "container affinity is not implemented"},
+	{"anti-affinity." + annotationDomain, "container anti-affinity is not implemented"},
+	{"memory-type." + annotationDomain, "memory types are not told apart; memory follows the CPUs' nodes"},
+	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
+	{"prefer-cpu-priority." + annotationDomain, "CPU priorities are not read"},
+	{"require-isolated-cpus." + annotationDomain, "isolated CPUs are preferred, never required"},
+	{"pick-resources-by-hints." + annotationDomain, "topology hints are not used"},
+	{"scheduling-class." + annotationDomain, "scheduling classes are not applied"},
+	{"cpu-class." + annotationDomain, "CPU classes are not applied"},
+	{"irq-affinity." + annotationDomain, "IRQ affinity is not steered"},
+	{"strict.topologyhints." + annotationDomain, "topology hints are not used"},
+	{"topologyhints." + annotationDomain, "topology hints are not used"},
+}
+
+// warnUnimplemented logs each recognised annotation of c that this policy
+// does not implement, so that none is ignored silently.
+func warnUnimplemented(pod *abi.PodSandbox, c *abi.Container) {
+	if len(pod.GetAnnotations()) == 0 && len(c.GetAnnotations()) == 0 {
+		return
+	}
+	for _, u := range unimplemented {
+		if v, ok := effectiveAnnotation(pod, c, u.key); ok {
+			policy.Log.Warnf("container %s: annotation %s=%q ignored: %s", c.GetId(), u.key, v, u.why)
+		}
+	}
+}
 
 // effectiveAnnotation finds key for container c of pod: the container-scoped
 // form first, then the pod-scoped form, then the bare key. The pod's

@@ -26,6 +26,16 @@ var machines = []struct {
 	{"PMEM112CPUIsolated", topologytest.PMEM112CPUIsolated},
 }
 
+// smallMachines are fixtures of single tests, not of every suite.
+var smallMachines = []struct {
+	name string
+	m    func() topologytest.Machine
+}{
+	{"TwoCPU", func() topologytest.Machine {
+		return topologytest.Machine{Sockets: 1, CoresPerNode: 2, ThreadsPerCore: 1, MemPerNodeGiB: 4}
+	}},
+}
+
 var (
 	topoMu    sync.Mutex
 	topoCache = map[string]*abi.Topology{}
@@ -39,7 +49,7 @@ func machineTopology(tb testing.TB, name string) *abi.Topology {
 	if t := topoCache[name]; t != nil {
 		return t
 	}
-	for _, m := range append(machines, bigMachines...) {
+	for _, m := range append(append(machines, bigMachines...), smallMachines...) {
 		if m.name != name {
 			continue
 		}

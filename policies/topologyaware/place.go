@@ -21,6 +21,10 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string) (*container, error) {
 	req := s.cfg.classify(pod, spec)
 	c := &container{id: strings.Clone(spec.GetId()), pod: pod, spec: spec, kind: req.kind, milli: req.milli, pinCPU: s.cfg.PinCPU}
+	c.hideHT, _ = boolAnnotation(pod, spec, keyHideHyperthreads)
+	if hint == "" {
+		warnUnimplemented(pod, spec)
+	}
 	claims, err := s.claimsOf(spec)
 	if err != nil {
 		return nil, err
@@ -38,15 +42,28 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 			c.pool = s.reservedPool
 			break
 		}
-		policy.Log.Warnf("container %s: %dm does not fit in the reserved CPUs (%dm of %dm granted); using shared CPUs",
+		// nri-plugins sends reserved requests to the root pool, whose
+		// fallback is its shared CPUs (pools.go allocatePool).
+		policy.Log.Warnf("container %s: %dm does not fit in the reserved CPUs (%dm of %dm granted); using the root pool's shared CPUs",
 			c.id, req.milli, s.reservedGranted, s.res.reservedMilli)
-		c.kind = kindShared
-		fallthrough
+		c.kind, c.pool = kindShared, s.pools[0]
+		if c.pool.free() < req.milli {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
+				"%dm fits neither in the reserved CPUs (%dm of %dm granted) nor in the root pool's shared CPUs (%dm free)",
+				req.milli, s.reservedGranted, s.res.reservedMilli, c.pool.free())
+		}
 	case kindShared:
 		fits := func(p *pool) bool { return p.free() >= req.milli }
 		if h := s.named(hint); h != nil && fits(h) {
 			c.pool = h
-		} else if c.pool = s.choose(fits, s.sharedOrder(pod, spec)); c.pool == nil {
+		} else if c.pool = s.choose(fits, s.sharedOrder(pod, spec)); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
+			// No shared CPU is left anywhere: a container that requests
+			// no CPU still starts, unpinned until shared CPUs come back,
+			// as nri-plugins leaves a grant with an empty cpuset
+			// (pools.go applyGrant).
+			policy.Log.Warnf("container %s: no shared CPUs are left; it runs unpinned until some are", c.id)
+			c.pool, c.milli = s.pools[0], 0
+		} else if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
 				"%dm of shared CPU does not fit: at most %dm is free in any pool", req.milli, s.maxFree())
 		}
@@ -112,16 +129,35 @@ func byCount(a, b *pool, free []int64) int {
 	return byCapacity(a, b, free)
 }
 
-// sharedOrder is the order of pools for a shared container: byCount, or for
-// a Burstable container without a CPU limit, the pools at the
-// unlimitedBurstable level first (most free capacity, then lowest id), then
+// sharedOrder is the order of pools for a shared container: byCount; for a
+// Burstable container with a CPU limit, the pools with free capacity for the
+// limit first; for one without a CPU limit, the pools at the
+// unlimitedBurstable level (or that of the unlimited-burstable annotation) first (most free capacity, then lowest id), then
 // those below it, then those above, by id (nri-plugins: pools.go
 // compareScores, "CPU burstability").
 func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container) order {
-	if qosOf(pod, spec) != abi.QOSClass_QOS_CLASS_BURSTABLE || spec.GetResources().GetCpuLimitMilli() != 0 {
+	if qosOf(pod, spec) != abi.QOSClass_QOS_CLASS_BURSTABLE {
 		return byCount
 	}
+	if limit := spec.GetResources().GetCpuLimitMilli(); limit != 0 {
+		// A pool with shared capacity for the limit wins ("CPU
+		// burstability"); capacity counts its shared CPUs less what
+		// shared containers were granted.
+		return func(a, b *pool, free []int64) int {
+			if fa, fb := free[a.id] >= limit, free[b.id] >= limit; fa != fb {
+				return first(fa)
+			}
+			return byCount(a, b, free)
+		}
+	}
 	target := s.burstableLevel
+	if v, ok := effectiveAnnotation(pod, spec, keyUnlimitedBurstable); ok {
+		if lv, known := levelByName(v); known {
+			target = s.existingLevel(lv)
+		} else {
+			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die or numa", spec.GetId(), keyUnlimitedBurstable, v)
+		}
+	}
 	return func(a, b *pool, free []int64) int {
 		la, lb := a.topologyLevel(), b.topologyLevel()
 		if (la == target) != (lb == target) {

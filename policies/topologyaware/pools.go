@@ -76,8 +76,8 @@ func (p *pool) free() int64 {
 	return f
 }
 
-// buildPools builds the tree over the available CPUs: root, sockets, dies,
-// NUMA nodes, skipping every level where a pool would have a single child
+// buildPools builds the tree over the online CPUs: root, sockets, dies,
+// NUMA nodes, each pool holding its available CPUs, skipping every level where a pool would have a single child
 // (that child would equal its parent). The result is in pre-order.
 func buildPools(ix *topoIndex, r resources) []*pool {
 	var pools []*pool
@@ -85,13 +85,18 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 	grow = func(p *pool, cpus []uint32) {
 		p.id = len(pools)
 		pools = append(pools, p)
-		p.cpus = cpuset.New(cpus...)
+		p.cpus = cpuset.New(cpus...).Intersection(r.available)
 		var nodes []uint32
 		for _, id := range cpus {
 			nodes = append(nodes, ix.cpus[id].node)
 		}
 		p.nodes = cpuset.New(nodes...)
 		p.mems = ix.memsOf(p.nodes)
+		if p.parent == nil {
+			// nri-plugins' buildRootPool: the root's memory is every node
+			// with memory, whatever availableResources leaves of the CPUs.
+			p.mems = ix.memsOf(cpuset.New(ix.nodeIDs...))
+		}
 		p.memsText = p.mems.String()
 		p.isolated = p.cpus.Intersection(r.isolated)
 		p.sharable = p.cpus.Difference(r.reserved).Difference(r.isolated)
@@ -109,7 +114,9 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 			return
 		}
 	}
-	grow(&pool{name: "root", level: levelRoot}, r.available.Sorted())
+	// The tree follows the hardware, as nri-plugins' does: availableResources
+	// takes CPUs out of pools, not pools out of the tree.
+	grow(&pool{name: "root", level: levelRoot}, ix.online.Sorted())
 	post := 0
 	var number func(p *pool)
 	number = func(p *pool) {

@@ -95,10 +95,12 @@ func (s *state) adoptAll(pods []*abi.PodSandbox, list []*abi.Container) {
 
 // adopted starts the record of a container taken back with its assignment.
 func (s *state) adopted(pod *abi.PodSandbox, spec *abi.Container, kind cpuKind) *container {
-	return &container{
+	c := &container{
 		id: strings.Clone(spec.GetId()), pod: pod, spec: spec, kind: kind, pool: s.pools[0],
 		pinCPU: s.cfg.PinCPU, mems: spec.GetAssignment().GetCpusetMems(),
 	}
+	c.hideHT, _ = boolAnnotation(pod, spec, keyHideHyperthreads)
+	return c
 }
 
 // byDepth lists the pools deepest first, then by id.

@@ -99,6 +99,16 @@ func (c *container) followsPool() bool {
 
 // cpusOf is the cpuset_cpus c should have now ("" when not pinned).
 func (s *state) cpusOf(c *container) string {
+	t := s.grantedCPUs(c)
+	if !c.hideHT || t == "" {
+		return t
+	}
+	set, _ := cpuset.Parse(t)
+	return s.ix.singleThread(set).String()
+}
+
+// grantedCPUs is the cpuset_cpus of c's grant, hyperthreads included.
+func (s *state) grantedCPUs(c *container) string {
 	if !c.pinCPU {
 		return ""
 	}

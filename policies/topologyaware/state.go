@@ -23,6 +23,7 @@ type container struct {
 	isolated bool     // exclusive CPUs that are kernel-isolated
 	claims   []string // the DRA claims it holds (claim)
 	pinCPU   bool     // the policy answers its cpuset_cpus
+	hideHT   bool     // hide-hyperthreads: one thread of each core of its grant
 	mems     string   // the cpuset_mems it was given
 	sent     string   // the cpuset_cpus it was last given ("" when none)
 }
@@ -78,14 +79,22 @@ func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
 	return s, nil
 }
 
-// levelOf is the pool level of a topology level's name.
+// levelOf is the pool level of a topology level's name; package for one
+// it does not know.
 func levelOf(name string) level {
+	lv, _ := levelByName(name)
+	return lv
+}
+
+// levelByName is the pool level of a topology level's name, and whether
+// the name is one.
+func levelByName(name string) (level, bool) {
 	for lv, n := range []string{"system", "package", "die", "numa"} {
 		if n == name {
-			return level(lv)
+			return level(lv), true
 		}
 	}
-	return levelSocket
+	return levelSocket, false
 }
 
 // existingLevel is lv when the tree has pools at that level, else the level

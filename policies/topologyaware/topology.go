@@ -80,3 +80,21 @@ func (ix *topoIndex) hasMemory(n uint32) bool {
 	node := ix.nodes[n]
 	return node != nil && node.MemoryBytes > 0
 }
+
+// singleThread is cpus with one thread of each core: the lowest id of those
+// in cpus (nri-plugins' SingleThreadForCPUs, for hide-hyperthreads).
+func (ix *topoIndex) singleThread(cpus cpuset.Set) cpuset.Set {
+	var keep []uint32
+	seen := map[uint32]bool{}
+	for _, id := range cpus.Sorted() {
+		core := id
+		if int(id) < len(ix.cpus) {
+			core = ix.cpus[id].core
+		}
+		if !seen[core] {
+			seen[core] = true
+			keep = append(keep, id)
+		}
+	}
+	return cpuset.New(keep...)
+}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/nri"
@@ -48,13 +50,17 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	available, err := availableCPUs(cfg, topo, cgroupRoot)
+	if err != nil {
+		return err
+	}
 	name, module, err := loadAgentPolicy(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	met := metrics.New()
 	m, err := resmgr.New(ctx, resmgr.Options{
-		Config: cfg, Topology: topo, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
+		Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
 		Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
 	})
 	if err != nil {
@@ -96,6 +102,34 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	return nil
+}
+
+// cgroupRoot is the cgroup mount availableCPUs: cgroup reads.
+const cgroupRoot = "/sys/fs/cgroup"
+
+// availableCPUs resolves the availableCPUs setting: nil for every online CPU;
+// else the CPUs, to which topo is restricted (the policy sees only them, and
+// answers outside them are refused).
+func availableCPUs(cfg *config.Config, topo *abi.Topology, cgroupRoot string) ([]uint32, error) {
+	var set cpuset.Set
+	switch v := cfg.AvailableCPUs; v {
+	case config.AvailableOnline, "":
+		return nil, nil
+	case config.AvailableCgroup:
+		var err error
+		if set, err = topology.PodsCgroupCPUs(cgroupRoot); err != nil {
+			return nil, fmt.Errorf("availableCPUs: cgroup: %w", err)
+		}
+	default:
+		var err error
+		if set, err = cpuset.Parse(v); err != nil {
+			return nil, fmt.Errorf("availableCPUs: %q: %w", v, err)
+		}
+	}
+	if err := topology.Restrict(topo, set); err != nil {
+		return nil, fmt.Errorf("availableCPUs: %w", err)
+	}
+	return set.Sorted(), nil
 }
 
 // nodeName is $NODE_NAME (set from the downward API), or the host name.

@@ -24,13 +24,15 @@ var fidelityMachines = map[string]func() topologytest.Machine{
 
 // expectation is what nri-plugins' e2e case verifies after a step: each
 // container ("pod/container") as the case checks it, and sets of containers
-// whose CPUs, NUMA nodes or packages are pairwise disjoint.
+// whose CPUs, NUMA nodes or packages are pairwise disjoint, or whose CPUs
+// are the same.
 type expectation struct {
 	Step             int                      `json:"step"`
 	Containers       map[string]expectedShape `json:"containers"`
 	Disjoint         [][]string               `json:"disjoint"`
 	DisjointNodes    [][]string               `json:"disjointNodes"`
 	DisjointPackages [][]string               `json:"disjointPackages"`
+	SameCPUs         [][]string               `json:"sameCpus"`
 }
 
 // expectedShape is a container's placement: exact cpus and mems where the
@@ -42,7 +44,8 @@ type expectedShape struct {
 	NCPUs     int    `json:"ncpus"`
 	MinCPUs   int    `json:"minCpus"`
 	NCores    int    `json:"ncores"`
-	NNodes    int    `json:"nnodes"`
+	NNodes    int    `json:"nnodes"` // of its CPUs
+	NMems     int    `json:"nmems"`  // memory nodes
 	NPackages int    `json:"npackages"`
 }
 
@@ -56,6 +59,7 @@ func TestFidelity(t *testing.T) {
 	if err != nil || len(cases) == 0 {
 		t.Fatalf("no fidelity cases: %v", err)
 	}
+	root := t.TempDir()
 	sysfs := map[string]string{}
 	topos := map[string]*abi.Topology{}
 	for _, sc := range cases {
@@ -68,7 +72,7 @@ func TestFidelity(t *testing.T) {
 				if !ok {
 					t.Fatalf("no fixture for machine %q", machine)
 				}
-				sysfs[machine] = t.TempDir()
+				sysfs[machine] = filepath.Join(root, machine)
 				if err := m().Write(sysfs[machine]); err != nil {
 					t.Fatal(err)
 				}
@@ -153,6 +157,14 @@ func checkStep(t *testing.T, topo *abi.Topology, step int, e expectation, live m
 			t.Fatalf("step %d: no container %s", step, name)
 		}
 		cpus, err := topology.ParseList(p.cpus)
+		if p.cpus == "" {
+			// Left alone (cpu.preserve): the container runs on every CPU,
+			// what nri-plugins' case reads from its cgroup.
+			cpus = nil
+			for _, c := range topo.GetCpus() {
+				cpus = append(cpus, c.Id)
+			}
+		}
 		if err != nil {
 			t.Fatalf("step %d: %s: cpus %q: %v", step, name, p.cpus, err)
 		}
@@ -166,15 +178,24 @@ func checkStep(t *testing.T, topo *abi.Topology, step int, e expectation, live m
 		}
 		return cpus, cores, nodes, pkgs
 	}
+	var numa []uint32
+	for _, n := range topo.GetNumaNodes() {
+		numa = append(numa, n.Id)
+	}
+	allMems := topology.FormatList(numa)
 	for _, name := range slices.Sorted(maps.Keys(e.Containers)) {
 		want := e.Containers[name]
 		cpus, cores, nodes, pkgs := shape(name)
-		got := expectedShape{CPUs: live[name].cpus, Mems: live[name].mems, NCPUs: len(cpus), MinCPUs: len(cpus),
-			NCores: len(cores), NNodes: len(nodes), NPackages: len(pkgs)}
+		mems := live[name].mems
+		if mems == "" {
+			mems = allMems // left alone: every node
+		}
+		got := expectedShape{CPUs: live[name].cpus, Mems: mems, NCPUs: len(cpus), MinCPUs: len(cpus),
+			NCores: len(cores), NNodes: len(nodes), NPackages: len(pkgs), NMems: len(parseList(t, mems))}
 		bad := want.CPUs != "" && want.CPUs != got.CPUs || want.Mems != "" && want.Mems != got.Mems ||
 			want.NCPUs != 0 && want.NCPUs != got.NCPUs || want.MinCPUs > got.NCPUs ||
 			want.NCores != 0 && want.NCores != got.NCores || want.NNodes != 0 && want.NNodes != got.NNodes ||
-			want.NPackages != 0 && want.NPackages != got.NPackages
+			want.NPackages != 0 && want.NPackages != got.NPackages || want.NMems != 0 && want.NMems != got.NMems
 		if bad {
 			t.Errorf("step %d: %s: got cpus %s mems %s (%d CPUs, %d cores, %d nodes, %d packages), want %+v",
 				step, name, got.CPUs, got.Mems, got.NCPUs, got.NCores, got.NNodes, got.NPackages, want)
@@ -193,6 +214,13 @@ func checkStep(t *testing.T, topo *abi.Topology, step int, e expectation, live m
 			}
 		}
 	}
+	for _, g := range e.SameCPUs {
+		for _, name := range g[1:] {
+			if shape(name); live[name].cpus != live[g[0]].cpus {
+				t.Errorf("step %d: %s has cpus %s, %s has %s; want the same", step, g[0], live[g[0]].cpus, name, live[name].cpus)
+			}
+		}
+	}
 	disjoint("CPU", e.Disjoint, func(n string) map[uint32]bool {
 		cpus, _, _, _ := shape(n)
 		m := map[uint32]bool{}
@@ -203,4 +231,13 @@ func checkStep(t *testing.T, topo *abi.Topology, step int, e expectation, live m
 	})
 	disjoint("NUMA node", e.DisjointNodes, func(n string) map[uint32]bool { _, _, nodes, _ := shape(n); return nodes })
 	disjoint("package", e.DisjointPackages, func(n string) map[uint32]bool { _, _, _, p := shape(n); return p })
+}
+
+func parseList(t *testing.T, s string) []uint32 {
+	t.Helper()
+	ids, err := topology.ParseList(s)
+	if err != nil {
+		t.Fatalf("list %q: %v", s, err)
+	}
+	return ids
 }

@@ -146,6 +146,9 @@ func (f *ociFlags) source(reference, cacheDir string, log logr.Logger) (policySo
 			return policySource{}, fmt.Errorf("--verify: %w", err)
 		}
 		mode = m
+		if mode == signature.Off && len(f.keys) > 0 {
+			return policySource{}, fmt.Errorf("--verify off with --key: the keys would be ignored; drop --key, or use --verify warn or enforce")
+		}
 	}
 	src := policySource{log: log, oci: oci.Options{Mode: mode, Logger: log}}
 	if cacheDir != "" {

@@ -3,10 +3,12 @@ package signature
 import (
 	"context"
 	"crypto"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -46,9 +48,25 @@ func algorithm(pub crypto.PublicKey) (sigsig.AlgorithmDetails, error) {
 	case ed25519.PublicKey:
 		d = protocommon.PublicKeyDetails_PKIX_ED25519
 	default:
-		return sigsig.AlgorithmDetails{}, fmt.Errorf("key type %T: want ECDSA P-256, P-384 or Ed25519", pub)
+		return sigsig.AlgorithmDetails{}, fmt.Errorf("%s: want an ECDSA P-256 or P-384 key or an Ed25519 key", keyKind(pub))
 	}
 	return sigsig.GetAlgorithmDetails(d)
+}
+
+// keyKind names a key's algorithm for a message: "an RSA key of 2048 bits".
+func keyKind(key any) string {
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		return fmt.Sprintf("an RSA key of %d bits", k.N.BitLen())
+	case *rsa.PrivateKey:
+		return fmt.Sprintf("an RSA key of %d bits", k.N.BitLen())
+	case *ecdh.PublicKey, *ecdh.PrivateKey:
+		return "an X25519 or ECDH key (key agreement, not signing)"
+	case *ecdsa.PublicKey:
+		return "an ECDSA key on " + k.Curve.Params().Name
+	default:
+		return "a key of an unsupported algorithm"
+	}
 }
 
 // ParsePrivateKey reads a PEM private key: PKCS #8 ("PRIVATE KEY") or SEC 1
@@ -74,7 +92,7 @@ func ParsePrivateKey(data []byte) (crypto.Signer, error) {
 	}
 	signer, ok := key.(crypto.Signer)
 	if !ok {
-		return nil, fmt.Errorf("private key: %T cannot sign", key)
+		return nil, fmt.Errorf("private key: %s cannot sign", keyKind(key))
 	}
 	if _, err := algorithm(signer.Public()); err != nil {
 		return nil, fmt.Errorf("private key: %w", err)

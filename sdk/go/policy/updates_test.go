@@ -53,9 +53,9 @@ func TestDispatchRefusesABadGroupForAnOldHost(t *testing.T) {
 	p := newTestPolicy()
 	d := newDispatcher(t, p)
 	initialize(t, d)
-	p.createResp = &abi.CreateContainerResponse{Updates: []*abi.ContainerUpdate{update("a", "0", "b", "b")}}
+	p.createResp = &abi.CreateContainerResponse{Updates: []*abi.ContainerUpdate{update("a", "0", "b", "")}}
 	resp := d.Dispatch(abi.Method_METHOD_CREATE_CONTAINER, encode(t, &abi.CreateContainerRequest{}))
-	wantError(t, resp, abi.ErrorCode_ERROR_CODE_INTERNAL, "updates[0].also_container_ids[1]", `container "b" repeats also_container_ids[0]`)
+	wantError(t, resp, abi.ErrorCode_ERROR_CODE_INTERNAL, "updates[0].also_container_ids[1]", "empty container id")
 }
 
 // A policy without Init still learns the host's minor.

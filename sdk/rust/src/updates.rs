@@ -3,8 +3,6 @@
 //! for a host that expands them and expands them for an older host, so a policy
 //! builds its updates one way for both.
 
-use std::collections::HashSet;
-
 use crate::abi::response::Result as Answer;
 use crate::abi::ContainerUpdate;
 use crate::error::Error;
@@ -41,11 +39,11 @@ fn same_change(u: &ContainerUpdate, v: &ContainerUpdate) -> bool {
         && u.blockio_class == v.blockio_class
 }
 
-/// Folds every run of consecutive updates that make the same change for
-/// distinct containers into one: the first one's `container_id`, the others in
-/// `also_container_ids`. Expanding the result gives back `us` in order; updates
-/// that already carry `also_container_ids`, or have no `container_id`, are kept.
-/// Send the result only to a host whose `InitRequest.host_abi_minor` is at least
+/// Folds every run of consecutive updates that make the same change into one:
+/// the first one's `container_id`, the others in `also_container_ids`.
+/// Expanding the result gives back `us` in order; updates that already carry
+/// `also_container_ids`, or have no `container_id`, are kept. Send the result
+/// only to a host whose `InitRequest.host_abi_minor` is at least
 /// [`MINOR_GROUPED_UPDATES`].
 ///
 /// ```
@@ -57,29 +55,17 @@ fn same_change(u: &ContainerUpdate, v: &ContainerUpdate) -> bool {
 /// ```
 pub fn fold_updates(us: Vec<ContainerUpdate>) -> Vec<ContainerUpdate> {
     let mut out: Vec<ContainerUpdate> = Vec::with_capacity(us.len());
-    let mut run: HashSet<String> = HashSet::new();
+    // Whether out's last update heads a run folded here (and may take more).
+    let mut open = false;
     for u in us {
-        if let Some(head) = out.last_mut() {
-            let fits = groupable(&u)
-                && !head.container_id.is_empty()
-                && (head.also_container_ids.is_empty() || run.contains(&head.container_id))
-                && same_change(head, &u)
-                && !run.contains(&u.container_id)
-                && u.container_id != head.container_id;
-            if fits {
-                if head.also_container_ids.is_empty() {
-                    run.clear();
-                    run.insert(head.container_id.clone());
-                }
-                run.insert(u.container_id.clone());
+        if open && groupable(&u) {
+            let head = out.last_mut().expect("an open run has a head");
+            if same_change(head, &u) {
                 head.also_container_ids.push(u.container_id);
                 continue;
             }
         }
-        run.clear();
-        if groupable(&u) {
-            run.insert(u.container_id.clone());
-        }
+        open = groupable(&u);
         out.push(u);
     }
     out
@@ -87,9 +73,9 @@ pub fn fold_updates(us: Vec<ContainerUpdate>) -> Vec<ContainerUpdate> {
 
 /// Expands grouped updates into one update per container, each in place: its
 /// `container_id` first, then one for each of its `also_container_ids`, in
-/// order. A group is a set: an empty id, or one that is the update's
-/// `container_id` or repeats in the group, is an error naming
-/// `updates[i].also_container_ids[j]`.
+/// order. An empty id in a group is an error naming
+/// `updates[i].also_container_ids[j]`; an id may repeat (every update applies in
+/// order, as plain updates do).
 ///
 /// ```
 /// use nriwasm::abi::ContainerUpdate;
@@ -98,28 +84,22 @@ pub fn fold_updates(us: Vec<ContainerUpdate>) -> Vec<ContainerUpdate> {
 /// assert_eq!(ids, ["a", "b"]);
 /// ```
 pub fn expand_updates(us: Vec<ContainerUpdate>) -> Result<Vec<ContainerUpdate>, Error> {
-    if us.iter().all(|u| u.also_container_ids.is_empty()) {
+    let mut n = 0;
+    for (i, u) in us.iter().enumerate() {
+        n += u.also_container_ids.len();
+        if let Some(j) = u.also_container_ids.iter().position(|id| id.is_empty()) {
+            return Err(Error::internal("empty container id").with_field(format!("updates[{}].also_container_ids[{}]", i, j)));
+        }
+    }
+    if n == 0 {
         return Ok(us);
     }
-    let mut out = Vec::with_capacity(us.len() + us.iter().map(|u| u.also_container_ids.len()).sum::<usize>());
-    for (i, mut u) in us.into_iter().enumerate() {
+    let mut out = Vec::with_capacity(us.len() + n);
+    for mut u in us {
         let also = std::mem::take(&mut u.also_container_ids);
-        let mut seen: HashSet<&str> = HashSet::with_capacity(also.len() + 1);
-        seen.insert(&u.container_id);
-        for (j, id) in also.iter().enumerate() {
-            let field = format!("updates[{}].also_container_ids[{}]", i, j);
-            if id.is_empty() {
-                return Err(Error::internal("empty container id").with_field(field));
-            }
-            if !seen.insert(id) {
-                return Err(Error::internal(format!("container {:?} repeats in its group; a group names each container once", id))
-                    .with_field(field));
-            }
-        }
-        out.push(u.clone());
-        for id in also {
-            out.push(ContainerUpdate { container_id: id, ..u.clone() });
-        }
+        let copies: Vec<ContainerUpdate> = also.into_iter().map(|id| ContainerUpdate { container_id: id, ..u.clone() }).collect();
+        out.push(u);
+        out.extend(copies);
     }
     Ok(out)
 }
