@@ -1,13 +1,17 @@
 package oci
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -21,6 +25,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
+	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
 // DefaultTimeout bounds the exchange with the registry on a load: resolving
@@ -112,9 +117,13 @@ type Module struct {
 	Reference ref.Reference
 	// Digest is the manifest's digest.
 	Digest digest.Digest
-	// Name is the policy's name (its annotation, or the repository's last
-	// element).
+	// Name is the policy's name: its annotation, else the module's metadata
+	// section's, else the repository's last element.
 	Name string
+	// Version is the policy's version: its annotation, else the module's
+	// metadata section's (an artifact pushed by another tool, e.g. oras,
+	// has no annotations).
+	Version string
 	// Annotations are the manifest's annotations.
 	Annotations map[string]string
 	// Bytes is the module, checked against its digest on this load.
@@ -128,6 +137,24 @@ type Module struct {
 	// Offline is set when the registry was unreachable and the module came
 	// from the cache.
 	Offline bool
+	// Refused is the digest the source answered when signature verification
+	// refused it and the cache's last verified digest (this module) was
+	// loaded instead; "" when the module is the one the source answered.
+	Refused digest.Digest
+}
+
+// ErrIntegrity is content from a registry or layout that does not match its
+// digest or size: an integrity failure, never taken for an unreachable
+// registry.
+var ErrIntegrity = errors.New("integrity failure: the source answered content that does not match its digest")
+
+// integrity marks err as an integrity failure when it is one.
+func integrity(err error) error {
+	if errors.Is(err, content.ErrMismatchedDigest) || errors.Is(err, content.ErrTrailingData) ||
+		errors.Is(err, content.ErrInvalidDescriptorSize) {
+		return fmt.Errorf("%w: %w", ErrIntegrity, err)
+	}
+	return err
 }
 
 // cacheKey tags a reference in the cache: unique per registry repository or
@@ -136,31 +163,45 @@ func cacheKey(r ref.Reference) string {
 	if r.Tag != "" && r.Digest == "" {
 		return r.Name() + ":" + r.Tag
 	}
-	return r.Name() + "@" + r.Digest.String()
+	return digestKey(r, r.Digest)
+}
+
+// digestKey tags a digest of r's repository in the cache. Every load that
+// succeeds online tags it, whatever r named, so a digest-pinned reference
+// finds offline a digest first loaded through a tag; a digest refused online
+// loses it.
+func digestKey(r ref.Reference, d digest.Digest) string {
+	return r.Name() + "@" + d.String()
 }
 
 // Load resolves r (a tag is resolved to a digest, and logged), copies what the
 // cache lacks from the registry or layout, reads the module back from the
 // cache checking every digest, and verifies its signature as the mode says.
 //
-//   - Registry unreachable (any error but "not found" within Timeout): the
-//     cached copy for r is loaded, if there is one.
+//   - Registry unreachable (any error but "not found" or ErrIntegrity within
+//     Timeout): the cached copy for r is loaded, if there is one. A
+//     digest-pinned reference finds a digest of its repository that a tag
+//     loaded. Content that does not match its digest is an ErrIntegrity,
+//     never a fallback.
 //   - A cached blob that does not match its digest is removed and pulled
 //     again (or, offline, refused).
 //   - Under signature.Enforce, a module that is unsigned or whose signatures
 //     do not verify is refused; if the cache holds an earlier digest of the
 //     same reference that verifies, that one is loaded instead and the
-//     refusal is logged, so a node keeps the policy it had.
+//     refusal is logged, so a node keeps the policy it had (Module.Refused
+//     names the refused digest). The refused digest loses its cache tags for
+//     r's repository and, when no other reference uses it, leaves the cache
+//     with its signatures: a withdrawn signature stays withdrawn offline.
 func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 	log := f.log.WithValues("reference", r.String())
 	src, desc, remoteErr := f.pull(ctx, r)
-	if errors.Is(remoteErr, errdef.ErrNotFound) {
+	if errors.Is(remoteErr, errdef.ErrNotFound) || errors.Is(remoteErr, ErrIntegrity) {
 		return nil, fmt.Errorf("policy %s: %w", r, remoteErr)
 	}
 	if remoteErr != nil {
 		cached, err := f.cache.Resolve(ctx, cacheKey(r))
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: cannot pull from the registry and no cached copy: %w", r, remoteErr)
+			return nil, fmt.Errorf("policy %s: cannot pull from the registry and no cached copy: %w%s", r, remoteErr, plainHTTPHint(remoteErr))
 		}
 		log.Error(remoteErr, "registry unreachable; loading the cached copy", "digest", cached.Digest)
 		m, err := f.fromCache(ctx, r, cached, nil)
@@ -173,28 +214,61 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 	m, err := f.fromCache(ctx, r, desc, src)
 	if err != nil {
 		if errors.Is(err, errRefused) {
-			f.prune(ctx, desc) // a refused module is not kept
-			if kept := f.lastGood(ctx, r, desc, log); kept != nil {
+			kept := f.lastGood(ctx, r, desc, src, log)
+			f.forget(ctx, r, desc) // a refused module is not kept
+			if kept != nil {
 				log.Error(err, "new digest refused; loading the last verified one", "refused", desc.Digest, "digest", kept.Digest)
+				kept.Refused = desc.Digest
 				return kept, nil
 			}
 		}
 		return nil, fmt.Errorf("policy %s: %w", r, err)
 	}
 	prev, prevErr := f.cache.Resolve(ctx, cacheKey(r))
-	if err := f.cache.Tag(ctx, desc, cacheKey(r)); err != nil {
-		return nil, fmt.Errorf("policy %s: cache: %w", r, err)
+	for _, key := range []string{cacheKey(r), digestKey(r, desc.Digest)} {
+		if err := f.cache.Tag(ctx, desc, key); err != nil {
+			return nil, fmt.Errorf("policy %s: cache: %w", r, err)
+		}
 	}
 	if prevErr == nil && prev.Digest != desc.Digest {
-		f.prune(ctx, prev)
+		f.prune(ctx, prev, "old policy digest removed from the cache", digestKey(r, prev.Digest))
 	}
 	return m, nil
 }
 
+// forget drops a digest refused online from r's cache tags and, when no
+// other reference still uses it, from the cache with its signatures (its
+// referrers, and its classic signature in r's repository), so it never loads
+// offline afterwards.
+func (f *Fetcher) forget(ctx context.Context, r ref.Reference, refused ocispec.Descriptor) {
+	untagger, ok := f.cache.(interface {
+		Untag(context.Context, string) error
+	})
+	if c, err := f.cache.Resolve(ctx, classicKey(r, refused.Digest)); err == nil && ok {
+		if err := untagger.Untag(ctx, classicKey(r, refused.Digest)); err != nil {
+			f.log.Error(err, "a refused policy digest keeps its classic signature", "digest", refused.Digest.String())
+		} else {
+			f.prune(ctx, c, "classic signature of a refused policy digest removed from the cache")
+		}
+	}
+	if ok {
+		for _, key := range []string{cacheKey(r), digestKey(r, refused.Digest)} {
+			if d, err := f.cache.Resolve(ctx, key); err == nil && d.Digest == refused.Digest {
+				if err := untagger.Untag(ctx, key); err != nil {
+					f.log.Error(err, "a refused policy digest keeps its cache tag", "digest", refused.Digest.String(), "tag", key)
+				}
+			}
+		}
+	}
+	f.prune(ctx, refused, "refused policy digest removed from the cache")
+}
+
 // prune removes a digest the cache no longer tags for any reference (a tag
-// that moved), with its blobs and signatures, so the cache keeps one copy per
-// reference. A failure is logged: it costs only disk space.
-func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor) {
+// that moved, a refused digest), with its blobs and signatures, so the cache
+// keeps one copy per reference; tags in ignore do not count as uses (they go
+// with it). A failure is logged: it costs only disk space. msg is logged on
+// removal.
+func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor, msg string, ignore ...string) {
 	store, ok := f.cache.(*oci.Store)
 	if !ok {
 		return
@@ -202,7 +276,7 @@ func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor) {
 	var used bool
 	err := store.Tags(ctx, "", func(tags []string) error {
 		for _, t := range tags {
-			if t == old.Digest.String() {
+			if t == old.Digest.String() || slices.Contains(ignore, t) {
 				continue // every manifest is also tagged by its digest
 			}
 			if d, err := store.Resolve(ctx, t); err == nil && d.Digest == old.Digest {
@@ -219,7 +293,7 @@ func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor) {
 		return
 	}
 	if !used {
-		f.log.Info("old policy digest removed from the cache", "digest", old.Digest.String())
+		f.log.Info(msg, "digest", old.Digest.String())
 	}
 }
 
@@ -237,20 +311,53 @@ func (f *Fetcher) pull(ctx context.Context, r ref.Reference) (oras.ReadOnlyGraph
 		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: %w", r.Object(), err)
 	}
 	if r.Digest != "" && desc.Digest != r.Digest {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: the source answered %s", r.Digest, desc.Digest)
+		return nil, ocispec.Descriptor{}, fmt.Errorf("resolve %s: the source answered %s: %w", r.Digest, desc.Digest, ErrIntegrity)
 	}
 	f.log.Info("policy reference resolved", "reference", r.String(), "digest", desc.Digest.String())
 	if err := f.fill(ctx, src, desc); err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}
+	if f.o.Mode != signature.Off {
+		for _, c := range f.classic(ctx, src, desc.Digest) {
+			if err := oras.CopyGraph(ctx, src, namingTarget{f.cache}, c, oras.DefaultCopyGraphOptions); err != nil {
+				return nil, ocispec.Descriptor{}, fmt.Errorf("copy classic signature %s to the cache: %w", c.Digest, integrity(err))
+			}
+			if err := f.cache.Tag(ctx, c, classicKey(r, desc.Digest)); err != nil {
+				return nil, ocispec.Descriptor{}, fmt.Errorf("cache: %w", err)
+			}
+		}
+	}
 	return src, desc, nil
+}
+
+// classicKey tags in the cache the classic signature manifest of d in r's
+// repository.
+func classicKey(r ref.Reference, d digest.Digest) string {
+	return r.Name() + ":" + signature.ClassicTag(d)
+}
+
+// classic resolves cosign's classic signature tag of d in store: none when
+// it is missing (or cannot be read: that is logged, and the referrers may
+// still verify).
+func (f *Fetcher) classic(ctx context.Context, store interface {
+	Resolve(context.Context, string) (ocispec.Descriptor, error)
+}, d digest.Digest) []ocispec.Descriptor {
+	c, err := store.Resolve(ctx, signature.ClassicTag(d))
+	if err != nil {
+		if !errors.Is(err, errdef.ErrNotFound) {
+			f.log.Error(err, "classic signature tag not read", "tag", signature.ClassicTag(d))
+		}
+		return nil
+	}
+	return []ocispec.Descriptor{c}
 }
 
 // fill copies desc's graph and its signature referrers from src into the
 // cache; what the cache holds already is not downloaded again.
 func (f *Fetcher) fill(ctx context.Context, src oras.ReadOnlyGraphTarget, desc ocispec.Descriptor) error {
-	if err := oras.CopyGraph(ctx, src, f.cache, desc, oras.DefaultCopyGraphOptions); err != nil {
-		return fmt.Errorf("copy %s to the cache: %w", desc.Digest, err)
+	dst := namingTarget{f.cache}
+	if err := oras.CopyGraph(ctx, src, dst, desc, oras.DefaultCopyGraphOptions); err != nil {
+		return fmt.Errorf("copy %s to the cache: %w", desc.Digest, integrity(err))
 	}
 	sigs, err := signature.Referrers(ctx, src, desc)
 	if err != nil {
@@ -258,11 +365,34 @@ func (f *Fetcher) fill(ctx context.Context, src oras.ReadOnlyGraphTarget, desc o
 		return nil
 	}
 	for _, s := range sigs {
-		if err := oras.CopyGraph(ctx, src, f.cache, s, oras.DefaultCopyGraphOptions); err != nil {
-			return fmt.Errorf("copy signature %s to the cache: %w", s.Digest, err)
+		if err := oras.CopyGraph(ctx, src, dst, s, oras.DefaultCopyGraphOptions); err != nil {
+			return fmt.Errorf("copy signature %s to the cache: %w", s.Digest, integrity(err))
 		}
 	}
 	return nil
+}
+
+// namingTarget names the blob in a failed push, so an integrity failure says
+// which blob the source got wrong.
+type namingTarget struct {
+	oras.GraphTarget
+}
+
+// Push pushes d, naming it on failure.
+func (t namingTarget) Push(ctx context.Context, d ocispec.Descriptor, r io.Reader) error {
+	if err := t.GraphTarget.Push(ctx, d, r); err != nil {
+		return fmt.Errorf("blob %s (%s, %d bytes): %w", d.Digest, d.MediaType, d.Size, err)
+	}
+	return nil
+}
+
+// plainHTTPHint suggests reaching the registry over plain HTTP when it
+// answered HTTPS with HTTP.
+func plainHTTPHint(err error) string {
+	if errors.Is(err, http.ErrSchemeMismatch) {
+		return " (the registry speaks plain HTTP: allow it with --plain-http, or list it in registry.plainHTTP in the agent's configuration)"
+	}
+	return ""
 }
 
 // errRefused marks a module refused by signature verification.
@@ -298,7 +428,15 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 	}
 	m := &Module{
 		Reference: r.WithDigest(desc.Digest), Digest: desc.Digest, Annotations: a.Annotations,
-		Bytes: a.Module, Manifest: a.Manifest, Layer: a.Layer, Name: a.Annotations[AnnotationPolicyName],
+		Bytes: a.Module, Manifest: a.Manifest, Layer: a.Layer,
+		Name: a.Annotations[AnnotationPolicyName], Version: a.Annotations[AnnotationVersion],
+	}
+	if m.Name == "" || m.Version == "" {
+		// Not annotated: the module's own metadata section, when it has one.
+		if md, err := wasm.ReadMetadata(m.Bytes); err == nil && md != nil {
+			m.Name = cmp.Or(m.Name, md.GetName())
+			m.Version = cmp.Or(m.Version, md.GetVersion())
+		}
 	}
 	if m.Name == "" {
 		m.Name = path.Base(r.Name())
@@ -306,21 +444,27 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 	// Online, signatures are read from the source, so one deleted there no
 	// longer counts; offline, from the cache, which copied them.
 	var sigs content.ReadOnlyGraphStorage = f.cache
+	var classic []ocispec.Descriptor
 	if src != nil {
 		sigs = src
+		if f.o.Mode != signature.Off {
+			classic = f.classic(ctx, src, desc.Digest)
+		}
+	} else if c, err := f.cache.Resolve(ctx, classicKey(r, desc.Digest)); err == nil {
+		classic = []ocispec.Descriptor{c}
 	}
-	if m.KeyHint, err = f.verify(ctx, sigs, m); err != nil {
+	if m.KeyHint, err = f.verify(ctx, sigs, m, classic); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
 // verify checks m's signatures in store as the mode says.
-func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage, m *Module) (string, error) {
+func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage, m *Module, classic []ocispec.Descriptor) (string, error) {
 	if f.o.Mode == signature.Off {
 		return "", nil
 	}
-	res, err := f.o.Verifier.Verify(ctx, store, m.Manifest)
+	res, err := f.o.Verifier.Verify(ctx, store, m.Manifest, classic...)
 	if err == nil {
 		f.log.Info("policy signature verified", "reference", m.Reference.String(), "key", res.KeyHint)
 		return res.KeyHint, nil
@@ -333,15 +477,19 @@ func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage
 }
 
 // lastGood loads the digest the cache last verified for r, if it is not
-// refused itself.
-func (f *Fetcher) lastGood(ctx context.Context, r ref.Reference, refused ocispec.Descriptor, log logr.Logger) *Module {
+// refused itself: its signatures are read from src, the reachable source, so
+// one withdrawn there does not count (and that digest is forgotten too).
+func (f *Fetcher) lastGood(ctx context.Context, r ref.Reference, refused ocispec.Descriptor, src oras.ReadOnlyGraphTarget, log logr.Logger) *Module {
 	prev, err := f.cache.Resolve(ctx, cacheKey(r))
 	if err != nil || prev.Digest == refused.Digest {
 		return nil
 	}
-	m, err := f.fromCache(ctx, r, prev, nil)
+	m, err := f.fromCache(ctx, r, prev, src)
 	if err != nil {
 		log.Error(err, "the last cached digest does not load either", "digest", prev.Digest.String())
+		if errors.Is(err, errRefused) {
+			f.forget(ctx, r, prev)
+		}
 		return nil
 	}
 	return m

@@ -25,7 +25,7 @@ type policyFlags struct {
 func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name, a .wasm file, or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST)")
 	fs.StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
-	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `compiled-code cache directory ("" for none)`)
+	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `cache directory: compiled code, and pulled oci:// policies in its "oci" folder ("" for none)`)
 	fs.StringVar(&f.config, "config", "", "a policy configuration file")
 	f.oci.register(fs)
 }

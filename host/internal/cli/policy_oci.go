@@ -100,7 +100,7 @@ or the docker config file. docs/oci.md describes the format.`,
 
 // cacheFlag registers --cache-dir for the policy commands that pull.
 func cacheFlag(cmd *cobra.Command, dir *string) {
-	cmd.Flags().StringVar(dir, "cache-dir", defaultCacheDir(), `cache directory; pulled policies are kept in its "oci" folder ("" for none)`)
+	cmd.Flags().StringVar(dir, "cache-dir", defaultCacheDir(), `cache directory: pulled policies are kept in its "oci" folder, an OCI image layout ("" for none, in memory)`)
 }
 
 func newPolicyPull() *cobra.Command {
@@ -125,7 +125,7 @@ given), and writes the module to --output.`,
 			if err := os.WriteFile(out, m.Bytes, 0o644); err != nil {
 				return fmt.Errorf("write policy: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pulled %s (%s %s) to %s\n", m.Reference, m.Name, m.Annotations[oci.AnnotationVersion], out)
+			fmt.Fprintf(cmd.OutOrStdout(), "pulled %s (%s %s) to %s\n", m.Reference, m.Name, m.Version, out)
 			return nil
 		},
 	}
@@ -179,7 +179,14 @@ func pullModule(cmd *cobra.Command, f ociFlags, reference, cacheDir string) (*oc
 	if err != nil {
 		return nil, err
 	}
-	return fetcher.Load(ctx, r)
+	m, err := fetcher.Load(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := asked(m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // inspection is what `policy inspect` prints.

@@ -199,6 +199,11 @@ func TestAgentPolicySource(t *testing.T) {
 	if name, _, err := loadAgentPolicy(ctx, cfg("conformance", config.VerifyEnforce), logr.Discard()); err != nil || name != "conformance" {
 		t.Fatalf("enforce on a built-in policy: %q, %v", name, err)
 	}
+	// The enforce refusal removed the digest from the cache; loaded again
+	// without verification, it is cached again.
+	if _, _, err := loadAgentPolicy(ctx, cfg(r, config.VerifyOff), logr.Discard()); err != nil {
+		t.Fatalf("off, again: %v", err)
+	}
 	// A restart with the registry down starts from <stateDir>/oci.
 	stop()
 	offline := cfg(r, config.VerifyOff)

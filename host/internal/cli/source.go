@@ -41,6 +41,11 @@ func readPolicy(ref string) (name string, module []byte, err error) {
 type policySource struct {
 	oci oci.Options
 	log logr.Logger
+	// oneShot is a command's source (check, simulate, pull): a digest the
+	// registry answered that signature verification refused is an error
+	// even when the cache holds an earlier verified one, which only the
+	// agent falls back to.
+	oneShot bool
 }
 
 // load returns the module a reference names and the name to call it by.
@@ -72,9 +77,24 @@ func (s policySource) load(ctx context.Context, reference string) (string, []byt
 	if err != nil {
 		return "", nil, err
 	}
-	s.log.Info("policy loaded", "reference", m.Reference.String(), "name", m.Name, "version", m.Annotations[oci.AnnotationVersion],
+	if s.oneShot {
+		if err := asked(m); err != nil {
+			return "", nil, err
+		}
+	}
+	s.log.Info("policy loaded", "reference", m.Reference.String(), "name", m.Name, "version", m.Version,
 		"signedBy", m.KeyHint, "offline", m.Offline)
 	return m.Name, m.Bytes, nil
+}
+
+// asked fails when m is not what the registry answered for its reference
+// (the registry's digest was refused and m is the cache's earlier one).
+func asked(m *oci.Module) error {
+	if m.Refused != "" {
+		return fmt.Errorf("policy %s: the registry's digest %s is refused by signature verification (mode enforce); "+
+			"the cache's earlier verified %s is not what was asked, so it is not loaded", m.Reference.String(), m.Refused, m.Digest)
+	}
+	return nil
 }
 
 // agentSource is the agent's policySource: the registry section of its
@@ -150,7 +170,7 @@ func (f *ociFlags) source(reference, cacheDir string, log logr.Logger) (policySo
 			return policySource{}, fmt.Errorf("--verify off with --key: the keys would be ignored; drop --key, or use --verify warn or enforce")
 		}
 	}
-	src := policySource{log: log, oci: oci.Options{Mode: mode, Logger: log}}
+	src := policySource{log: log, oci: oci.Options{Mode: mode, Logger: log}, oneShot: true}
 	if cacheDir != "" {
 		src.oci.CacheDir = filepath.Join(cacheDir, "oci")
 	}

@@ -23,6 +23,8 @@ import (
 type Verifier struct {
 	v     *verify.Verifier
 	hints []string
+	// keys verify classic signatures; keys[i] is hints[i].
+	keys []sigsig.Verifier
 }
 
 // NewVerifier trusts keys (see ParsePublicKey); it needs at least one.
@@ -32,6 +34,7 @@ func NewVerifier(keys ...crypto.PublicKey) (*Verifier, error) {
 	}
 	trusted := map[string]*root.ExpiringKey{}
 	var hints []string
+	var svs []sigsig.Verifier
 	for _, pub := range keys {
 		alg, err := algorithm(pub)
 		if err != nil {
@@ -47,12 +50,13 @@ func NewVerifier(keys ...crypto.PublicKey) (*Verifier, error) {
 		}
 		trusted[hint] = root.NewExpiringKey(sv, time.Time{}, time.Time{})
 		hints = append(hints, hint)
+		svs = append(svs, sv)
 	}
 	v, err := verify.NewVerifier(root.NewTrustedPublicKeyMaterialFromMapping(trusted), verify.WithNoObserverTimestamps())
 	if err != nil {
 		return nil, fmt.Errorf("signature verifier: %w", err)
 	}
-	return &Verifier{v: v, hints: hints}, nil
+	return &Verifier{v: v, hints: hints, keys: svs}, nil
 }
 
 // Result is a verified signature.
@@ -84,10 +88,12 @@ func Referrers(ctx context.Context, store content.ReadOnlyGraphStorage, m ocispe
 }
 
 // Verify finds m's signature referrers in store and returns the first that a
-// trusted key made over m's digest. It fails with ErrUnsigned when there is
-// none, and with ErrMismatch (joined with each signature's reason) when none
-// verifies.
-func (v *Verifier) Verify(ctx context.Context, store content.ReadOnlyGraphStorage, m ocispec.Descriptor) (*Result, error) {
+// trusted key made over m's digest; classic are cosign's classic signature
+// manifests of m (the manifest tagged ClassicTag(m.Digest), found by the
+// caller), also accepted. It fails with ErrUnsigned when there is no
+// signature, and with ErrMismatch (joined with each signature's reason) when
+// none verifies.
+func (v *Verifier) Verify(ctx context.Context, store content.ReadOnlyGraphStorage, m ocispec.Descriptor, classic ...ocispec.Descriptor) (*Result, error) {
 	refs, err := Referrers(ctx, store, m)
 	if err != nil {
 		return nil, err
@@ -103,8 +109,15 @@ func (v *Verifier) Verify(ctx context.Context, store content.ReadOnlyGraphStorag
 		}
 		errs = append(errs, fmt.Errorf("signature %s: %w", ref.Digest, err))
 	}
+	for _, c := range classic {
+		res, err := v.verifyClassic(ctx, store, c, m.Digest)
+		if err == nil {
+			return res, nil
+		}
+		errs = append(errs, fmt.Errorf("classic signature %s (tag %s): %w", c.Digest, ClassicTag(m.Digest), err))
+	}
 	if len(errs) == 1 {
-		return nil, fmt.Errorf("%s: %w (no referrer of type %s)", m.Digest, ErrUnsigned, BundleMediaType)
+		return nil, fmt.Errorf("%s: %w (no referrer of type %s, no classic signature tagged %s)", m.Digest, ErrUnsigned, BundleMediaType, ClassicTag(m.Digest))
 	}
 	return nil, errors.Join(errs...)
 }
