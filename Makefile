@@ -108,7 +108,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 10m; FUZZFLAGS=-parall
 	done
 
 fuzz-short: ## run every fuzz target for a few seconds (CI)
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=5s FUZZFLAGS="-fuzzminimizetime=1s $(FUZZFLAGS)"
 
 race: ## run the concurrent packages' tests under the race detector: the ABI, the SDK, the Wasm host and the agent
 	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
@@ -160,4 +160,6 @@ soak: ## run the agent against real containerd under churn, kill -9, restarts an
 e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,e2e -count=1 -v -timeout 20m ./integration/e2e/
 
-ci: tools lint check-generated test integration ## what .ci/run does
+ci: tools rust lint check-generated test race fuzz-short integration ## what .ci/run does: everything, a 2-minute soak, the one-node cluster
+	$(MAKE) soak SOAK_DURATION=2m
+	$(MAKE) e2e

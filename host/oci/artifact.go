@@ -60,6 +60,9 @@ func Push(ctx context.Context, target oras.Target, tag string, module []byte) (o
 	if md == nil {
 		return ocispec.Descriptor{}, errors.New("push policy: the module has no metadata section: run `nriwasm policy seal` on it first")
 	}
+	if err := wasm.ValidateMetadata(md); err != nil {
+		return ocispec.Descriptor{}, fmt.Errorf("push policy: %s section: %w", abi.MetadataSection, err)
+	}
 	layer := content.NewDescriptorFromBytes(LayerMediaType, module)
 	layer.Annotations = map[string]string{AnnotationTitle: md.GetName() + ".wasm"}
 	cfgData, err := json.Marshal(wasmConfig{Architecture: "wasm", OS: "wasip1", LayerDigests: []string{layer.Digest.String()}})

@@ -322,18 +322,31 @@ func checkCallsAreSerialized(t *testing.T, _ conformanceSDK, module []byte) {
 }
 
 // checkRequestBufferGrows sends requests that outgrow the guest's request buffer
-// (1 MiB, then a small one, then 4 MiB) and checks each answer echoes all of it.
+// (1 MiB, then a small one, then 4 MiB) and checks each answer echoes all of it
+// (reversed, as the conformance policy answers). The bulk is split into values
+// of 64 KiB, within MaxResponseString, and the answer limit is raised past the
+// 4 MiB echo.
 func checkRequestBufferGrows(t *testing.T, _ conformanceSDK, module []byte) {
-	_, client, _ := load(t, module)
+	_, client, _ := load(t, module, wasm.WithResponseLimit(8<<20))
 	for _, size := range []int{1 << 20, 16, 4 << 20} {
-		value := strings.Repeat("v", size)
-		resp, err := client.CreateContainer(context.Background(), createContainer("big", "A", value, "B", "short"))
+		var env []string
+		for i := 0; i*(64<<10) < size; i++ {
+			env = append(env, fmt.Sprintf("V%d", i), strings.Repeat(string(rune('a'+i%26)), min(size, 64<<10)))
+		}
+		env = append(env, "B", "short")
+		resp, err := client.CreateContainer(context.Background(), createContainer("big", env...))
 		if err != nil {
 			t.Fatalf("%d-byte request: %v", size, err)
 		}
-		env := resp.GetAdjustment().GetEnv()
-		if len(env) != 2 || env[0].GetValue() != "short" || env[1].GetValue() != value {
-			t.Fatalf("%d-byte request: the answer lost or changed the env (%d entries)", size, len(env))
+		got := resp.GetAdjustment().GetEnv()
+		if len(got) != len(env)/2 {
+			t.Fatalf("%d-byte request: the answer has %d variables, want %d", size, len(got), len(env)/2)
+		}
+		for i, kv := range got { // the policy answers the variables reversed
+			j := len(got) - 1 - i
+			if kv.GetKey() != env[2*j] || kv.GetValue() != env[2*j+1] {
+				t.Fatalf("%d-byte request: variable %d came back as %q (%d bytes), want %q", size, j, kv.GetKey(), len(kv.GetValue()), env[2*j])
+			}
 		}
 	}
 }

@@ -75,6 +75,16 @@ func checkMetadata(name string, md *abi.PolicyMetadata) error {
 	return nil
 }
 
+// ValidateMetadata checks sealed metadata as Load does before running
+// anything: the host's ABI major, a name that is a DNS label, a semver
+// version. Tools that handle a module without loading it (push) use it.
+func ValidateMetadata(md *abi.PolicyMetadata) error {
+	if md.GetAbiMajor() != abi.ABIMajor {
+		return fmt.Errorf("declares ABI v%d.%d, this host speaks v%d.%d", md.GetAbiMajor(), md.GetAbiMinor(), abi.ABIMajor, abi.ABIMinor)
+	}
+	return checkIdentity(md)
+}
+
 // checkIdentity checks what names a policy: a DNS label (it names the DRA
 // driver) and a semver version without a leading "v".
 func checkIdentity(md *abi.PolicyMetadata) error {

@@ -9,6 +9,15 @@
 // stdout and stderr, and after a trap, a deadline or an out-of-memory discards the
 // instance and rebuilds it through the RestoreFunc before the next call.
 //
+// Start-up (the start function, _initialize, the ABI handshake) runs under its
+// own deadline, and a cancelled context stops any call. Every answer is
+// bounded (DefaultResponseLimit, MaxResponseString) and checked for valid
+// UTF-8 and known enum values before the caller sees it; the policy's log is
+// bounded per call and per second (MaxLogMessagesPerCall, LogBytesPerSecond).
+// A module that is not Wasm, carries two metadata sections, names itself with
+// something other than a DNS label and a semver version, or answers Info other
+// than its seal says is refused at Load. docs/security.md lists every limit.
+//
 // See abi/README.md for the calling convention and host/wasm/RATIONALE.md for why
 // it works this way.
 package wasm

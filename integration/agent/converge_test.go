@@ -200,3 +200,34 @@ func TestAgentReconnectsPromptly(t *testing.T) {
 func countErrorLines(a *agent.Agent) int {
 	return strings.Count(a.StartLog(), "level=ERROR")
 }
+
+// TestAgentSurgeHandoff starts a second agent on the running agent's state
+// directory, as a surge upgrade does: it is ready but hands-off (no NRI
+// connection) while the first runs; when the first exits it takes over,
+// synchronizes without moving anything, and places new containers.
+func TestAgentSurgeHandoff(t *testing.T) {
+	e := newEnv(t, "")
+	e.run(t, burstable)
+	before, _ := e.check(t)
+	next := agent.Start(t, agent.Options{Binary: binary, NRISocket: e.c.NRISocket, StateDir: e.a.StateDir})
+	if next.LogCount("STANDBY") != 1 || next.LogCount("connected to the runtime") != 0 || next.LogCount("journal restored") != 0 {
+		t.Fatalf("the second agent is not standing by hands-off:\n%s", next.StartLog())
+	}
+	e.a.Stop(t)
+	next.Eventually(t, checkTimeout, func() string {
+		if next.LogCount("took over the state directory") != 1 || len(logLines(next, "msg=synchronized")) == 0 {
+			return "waiting for the second agent to take over and synchronize"
+		}
+		return ""
+	})
+	if last := logLines(next, "msg=synchronized"); !strings.Contains(last[0], "forgotten=0 updates=0") {
+		t.Errorf("the second agent's Synchronize: %q, want nothing forgotten or moved", last[0])
+	}
+	if err := next.Ready(e.ctx); err != nil {
+		t.Error(err)
+	}
+	e.unchanged(t, before, "after the handoff")
+	e.a = next
+	e.run(t, bestEffort)
+	e.check(t)
+}

@@ -103,6 +103,9 @@ func Start(t *testing.T) *Cluster {
 		var errs []error
 		errs = append(errs, containerd.UnmountUnder(dir))
 		for s, v := range c.sysctls {
+			if b, err := os.ReadFile(filepath.Join("/proc/sys", s)); err == nil && strings.TrimSpace(string(b)) == v {
+				continue // unchanged (or not writable here)
+			}
 			if err := os.WriteFile(filepath.Join("/proc/sys", s), []byte(v), 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("restoring sysctl %s=%s: %w", s, v, err))
 			}

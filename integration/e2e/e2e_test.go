@@ -230,8 +230,8 @@ func (w *world) memoryFigure(t *testing.T, pod *corev1.Pod) {
 		}
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
-	t.Logf("FIGURE agent pod memory (cgroup): usage %s, max usage %s, working set without cache: see memory.stat in %s",
-		read("memory.usage_in_bytes"), read("memory.max_usage_in_bytes"), dir)
+	t.Logf("FIGURE agent pod memory (its memory cgroup): usage %s, max usage %s",
+		read("memory.usage_in_bytes"), read("memory.max_usage_in_bytes"))
 }
 
 // workload is one pod of the QoS step.
@@ -428,6 +428,18 @@ func (w *world) claim(t *testing.T) {
 	}
 	t.Logf("claim %s: device %s, CPUs %s; the claimant's cgroup: %+v", w.claimUID, c.Status.Allocation.Devices.Results[0].Device, w.claimCPUs, got)
 	w.placed[w.claimPod] = got
+
+	// A shared container beside the claim, for the restarts to keep too.
+	shared := w.runPod(t, "beside-claim", corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}, nil)
+	id := containerID(shared)
+	var beside placement
+	w.c.Eventually(t, 30*time.Second, "the shared container's cgroup", func(ctx context.Context) (bool, error) {
+		beside = w.cgroup(ctx, id)
+		return !strings.HasPrefix(beside.cpus, "error"), nil
+	})
+	t.Logf("beside-claim (Burstable): cgroup %+v", beside)
+	w.placed[id] = beside
 }
 
 // claimStatusCPUs is the cpuset our driver wrote into the claim's

@@ -179,8 +179,8 @@ func slice(driver, name, node string) *resourcev1.ResourceSlice {
 }
 
 // TestChartLimitsTheAgentToItsNode: with the chart's objects alone, the
-// agent's service account in a pod on node A writes A's ResourceSlices and
-// is refused B's; it may write claim status only through the
+// agent's service account in a pod on node A writes A's ResourceSlices of
+// its driver and is refused B's and another driver's; it may write claim status only through the
 // associated-node verbs of its own driver.
 func TestChartLimitsTheAgentToItsNode(t *testing.T) {
 	s := kubeapi.Shared(t)
@@ -244,6 +244,10 @@ func TestChartLimitsTheAgentToItsNode(t *testing.T) {
 	refused("updating another node's slice", err, refusal)
 	err = slices.Delete(ctx, theirs.Name, metav1.DeleteOptions{})
 	refused("deleting another node's slice", err, "may not change a ResourceSlice of node "+nodeB)
+	// Its own node, another driver's slice: refused too.
+	other := "other." + domain
+	_, err = slices.Create(ctx, slice(other, nodeA+"-other", nodeA), metav1.CreateOptions{})
+	refused("creating its node's slice of another driver", err, "may not write a ResourceSlice of driver "+other)
 	if err := slices.Delete(ctx, mine.Name, metav1.DeleteOptions{}); err != nil {
 		t.Errorf("deleting its own slice: %v", err)
 	}

@@ -47,6 +47,14 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		if o.kind == kindExclusive || o.kind == kindMixed {
 			continue
 		}
+		if o.kind == kindPreserved && !o.pinCPU {
+			// Adopted unpinned by Synchronize (it started without a cpuset):
+			// kept as it is, as Synchronize keeps it, not placed anew.
+			c := st.adopted(o.pod, o.spec, kindPreserved)
+			c.pinCPU = false
+			st.add(c)
+			continue
+		}
 		c, err := st.placeNear(o.pod, o.spec, o.pool.name)
 		if err != nil {
 			return nil, configError("", "container %s no longer fits: %v", id, err)

@@ -46,6 +46,11 @@
 //	prefer-reserved-cpus.resource-policy.nri.io/pod: "true"
 //	cpu.preserve.resource-policy.nri.io/container.<name>: "true"     # leave cpuset_cpus alone
 //	memory.preserve.resource-policy.nri.io/pod: "true"               # leave cpuset_mems alone
+//	hide-hyperthreads.resource-policy.nri.io/pod: "true"             # one thread of each core
+//	unlimited-burstable.resource-policy.nri.io/pod: numa             # as unlimitedBurstable
+//
+// Recognised nri-plugins annotations this policy does not implement
+// (affinity, memory-type, …; README.md lists them) are logged as warnings.
 //
 // Every answer is a function of the configuration, the topology and the calls
 // seen since Init: no clock, no randomness, and every map is sorted before it

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nriwasm/nriwasm/host/wasm/wasmtest"
 )
 
 // TestMessages: inputs a user gets wrong are named plainly.
@@ -34,5 +36,22 @@ func TestMessages(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want a failure containing %q", code, errOut, tt.want)
 			}
 		})
+	}
+}
+
+// TestPushRefusesWhatANodeWouldRefuse: push loads the module first, so a
+// module whose seal disagrees with its Info never reaches a registry.
+func TestPushRefusesWhatANodeWouldRefuse(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.wasm")
+	if err := os.WriteFile(path, wasmtest.LoopingModule(wasmtest.EntryInitialize), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := run(t, "policy", "push", path, "oci-layout://"+filepath.Join(dir, "layout")+":v1")
+	if code == 0 || !strings.Contains(errOut, "push: ") || !strings.Contains(errOut, "start-up limit") {
+		t.Fatalf("exit %d, stderr %q; want push to fail loading the module", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "layout")); err == nil {
+		t.Fatal("push wrote the layout of a module a node would refuse")
 	}
 }

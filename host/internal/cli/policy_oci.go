@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -31,10 +32,17 @@ or the docker config file. docs/oci.md describes the format.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			_, module, err := readPolicy(args[0])
+			name, module, err := readPolicy(args[0])
 			if err != nil {
 				return err
 			}
+			// Load it once: what a node would refuse (a seal that disagrees
+			// with Info, a module that does not start) is refused here.
+			p, err := wasm.Load(ctx, name, module, wasm.WithLogger(logr.Discard()))
+			if err != nil {
+				return fmt.Errorf("push: %w", err)
+			}
+			_ = p.Close(ctx)
 			r, err := ref.Parse(args[1])
 			if err != nil {
 				return err

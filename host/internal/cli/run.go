@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -59,6 +62,41 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return err
 	}
 	met := metrics.New()
+	l, err := metrics.Listen(cfg.Metrics.Address)
+	if err != nil {
+		return err
+	}
+	// The probes answer while standing by (ready: a surge upgrade waits for
+	// it) or once every part is up (ready after the runtime's first
+	// Synchronize).
+	var standby atomic.Bool
+	var mgr atomic.Pointer[resmgr.Manager]
+	ready := func() error {
+		if standby.Load() {
+			return nil
+		}
+		if m := mgr.Load(); m != nil {
+			return m.Ready()
+		}
+		return errors.New("starting")
+	}
+	srvCtx, stopServer := context.WithCancel(ctx)
+	defer stopServer()
+	srvErr := make(chan error, 1)
+	var serveOnce sync.Once
+	serve := func() {
+		serveOnce.Do(func() { go func() { srvErr <- metrics.Serve(srvCtx, l, metrics.Handler(met, ready)) }() })
+	}
+	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", l.Addr().String(),
+		"cpus", len(topo.GetCpus()), "numaNodes", len(topo.GetNumaNodes()))
+	release, held, err := lockStateDir(ctx, cfg.StateDir, log, &standby, serve)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if !held {
+		return nil // signalled while standing by
+	}
 	m, err := resmgr.New(ctx, resmgr.Options{
 		Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
 		Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
@@ -66,6 +104,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	mgr.Store(m)
 	drv, err := startDRA(cfg, name, m, log)
 	if err != nil {
 		return err
@@ -78,12 +117,16 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return err
 	}
 	m.SetUpdateSink(plugin.Send)
-	l, err := metrics.Listen(cfg.Metrics.Address)
-	if err != nil {
-		return err
-	}
+	serve()
 	m.Go("nri", plugin.Run)
-	m.Go("metrics", func(ctx context.Context) error { return metrics.Serve(ctx, l, metrics.Handler(met, m.Ready)) })
+	m.Go("metrics", func(ctx context.Context) error {
+		select {
+		case err := <-srvErr:
+			return err
+		case <-ctx.Done():
+			return nil
+		}
+	})
 	if f.config != "" {
 		m.Go("config", func(ctx context.Context) error {
 			return config.Watch(ctx, f.config, func(c *config.Config, err error) {
@@ -96,8 +139,6 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			})
 		})
 	}
-	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", l.Addr().String(),
-		"cpus", len(topo.GetCpus()), "numaNodes", len(topo.GetNumaNodes()))
 	if err := m.Run(ctx); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}

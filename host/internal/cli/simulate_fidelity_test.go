@@ -241,3 +241,24 @@ func parseList(t *testing.T, s string) []uint32 {
 	}
 	return ids
 }
+
+// TestSimulateReportsPolicyWarnings: what the policy logs as warnings (here,
+// the nri-plugins fields its configuration ignores) is in the report, the
+// same from the .wasm and natively.
+func TestSimulateReportsPolicyWarnings(t *testing.T) {
+	sysfs := capturedVM(t)
+	config := filepath.Join("..", "..", "..", "policies", "topologyaware", "testdata", "nri-plugins-helm.yaml")
+	for _, native := range []bool{false, true} {
+		args := []string{"--policy", "topology-aware", "--config", config}
+		if native {
+			args = append(args, "--native")
+		}
+		out := simulate(t, sysfs, args...)
+		head, _, _ := strings.Cut(out, "\nnode:")
+		for _, f := range []string{"agent", "control", "controllableInterrupts", "instrumentation", "log"} {
+			if !strings.Contains(head, "config."+f+": ignored: ") {
+				t.Errorf("native %t: the report's policy warnings lack config.%s:\n%s", native, f, head)
+			}
+		}
+	}
+}
