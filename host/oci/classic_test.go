@@ -109,6 +109,30 @@ func TestClassicCosignSignature(t *testing.T) {
 		if err != nil || !m.Offline || m.KeyHint == "" {
 			t.Fatalf("offline Load = %+v, %v; want the cached module, verified", m, err)
 		}
+		// Withdrawn at the registry: refused online, then offline too.
+		repo, err := reg.remote().Open(ctx, signed, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := repo.Resolve(ctx, signature.ClassicTag(m.Digest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := repo.(interface {
+			Delete(context.Context, ocispec.Descriptor) error
+		}).Delete(ctx, sig); err != nil {
+			t.Fatal(err)
+		}
+		o.Remote = reg.remote()
+		// (The in-process registry keeps the tag of a deleted manifest, so
+		// the signature is "not found" rather than absent.)
+		if _, err := newFetcher(t, o).Load(ctx, signed); err == nil || !strings.Contains(err.Error(), "refused by signature verification") {
+			t.Fatalf("online Load after the withdrawal = %v, want a refusal", err)
+		}
+		o.Remote = reg.down()
+		if m, err := newFetcher(t, o).Load(ctx, signed); err == nil {
+			t.Fatalf("offline Load after the withdrawal loaded %s (key %q), want a refusal", m.Digest, m.KeyHint)
+		}
 	})
 	for name, tc := range map[string]struct {
 		r    ref.Reference

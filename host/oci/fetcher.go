@@ -231,7 +231,9 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 		}
 	}
 	if prevErr == nil && prev.Digest != desc.Digest {
-		f.prune(ctx, prev, "old policy digest removed from the cache", digestKey(r, prev.Digest))
+		if f.prune(ctx, prev, "old policy digest removed from the cache", digestKey(r, prev.Digest)) {
+			f.dropClassic(ctx, r, prev.Digest)
+		}
 	}
 	return m, nil
 }
@@ -241,16 +243,10 @@ func (f *Fetcher) Load(ctx context.Context, r ref.Reference) (*Module, error) {
 // referrers, and its classic signature in r's repository), so it never loads
 // offline afterwards.
 func (f *Fetcher) forget(ctx context.Context, r ref.Reference, refused ocispec.Descriptor) {
+	f.dropClassic(ctx, r, refused.Digest)
 	untagger, ok := f.cache.(interface {
 		Untag(context.Context, string) error
 	})
-	if c, err := f.cache.Resolve(ctx, classicKey(r, refused.Digest)); err == nil && ok {
-		if err := untagger.Untag(ctx, classicKey(r, refused.Digest)); err != nil {
-			f.log.Error(err, "a refused policy digest keeps its classic signature", "digest", refused.Digest.String())
-		} else {
-			f.prune(ctx, c, "classic signature of a refused policy digest removed from the cache")
-		}
-	}
 	if ok {
 		for _, key := range []string{cacheKey(r), digestKey(r, refused.Digest)} {
 			if d, err := f.cache.Resolve(ctx, key); err == nil && d.Digest == refused.Digest {
@@ -263,15 +259,32 @@ func (f *Fetcher) forget(ctx context.Context, r ref.Reference, refused ocispec.D
 	f.prune(ctx, refused, "refused policy digest removed from the cache")
 }
 
+// dropClassic removes from the cache the classic signature of d in r's
+// repository, when it holds one.
+func (f *Fetcher) dropClassic(ctx context.Context, r ref.Reference, d digest.Digest) {
+	untagger, ok := f.cache.(interface {
+		Untag(context.Context, string) error
+	})
+	c, err := f.cache.Resolve(ctx, classicKey(r, d))
+	if err != nil || !ok {
+		return
+	}
+	if err := untagger.Untag(ctx, classicKey(r, d)); err != nil {
+		f.log.Error(err, "a classic signature stays in the cache", "digest", d.String())
+		return
+	}
+	f.prune(ctx, c, "classic signature removed from the cache")
+}
+
 // prune removes a digest the cache no longer tags for any reference (a tag
 // that moved, a refused digest), with its blobs and signatures, so the cache
 // keeps one copy per reference; tags in ignore do not count as uses (they go
 // with it). A failure is logged: it costs only disk space. msg is logged on
-// removal.
-func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor, msg string, ignore ...string) {
+// removal, and prune reports whether it removed old.
+func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor, msg string, ignore ...string) bool {
 	store, ok := f.cache.(*oci.Store)
 	if !ok {
-		return
+		return false
 	}
 	var used bool
 	err := store.Tags(ctx, "", func(tags []string) error {
@@ -290,11 +303,12 @@ func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor, msg string,
 	}
 	if err != nil {
 		f.log.Error(err, "an old policy digest stays in the cache", "digest", old.Digest.String())
-		return
+		return false
 	}
 	if !used {
 		f.log.Info(msg, "digest", old.Digest.String())
 	}
+	return !used
 }
 
 // pull resolves r at its source and copies the manifest, its blobs and its
