@@ -291,6 +291,10 @@ func TestEnforceKeepsTheLastVerifiedDigest(t *testing.T) {
 	if !strings.Contains(logs.String(), "new digest refused; loading the last verified one") || !strings.Contains(logs.String(), bad) {
 		t.Fatalf("the refusal is not logged:\n%s", logs.String())
 	}
+	if !strings.Contains(logs.String(), `msg="refused policy digest removed from the cache" digest=`+bad) ||
+		strings.Contains(logs.String(), `msg="old policy digest removed from the cache" digest=`+bad) {
+		t.Fatalf("the refused digest's removal is not logged as such:\n%s", logs.String())
+	}
 }
 
 // TestMovedTagPrunesTheCache moves a tag to another module: the cache drops
