@@ -142,10 +142,11 @@ check-generated: generate policies ## fail if generated code or .wasm fixtures d
 	@untracked=$$(git ls-files --others --exclude-standard -- abi policies); if [ -n "$$untracked" ]; then \
 		echo "untracked generated files: $$untracked"; exit 1; fi
 
-integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, etcd and helm for the integration tests (cached)
+integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, etcd, helm, registry, oras and crane for the integration tests (cached)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/helm-deps
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/oci-deps
 
 integration: integration-deps ## run the tests against a real containerd, kube-apiserver and helm (as root)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v $$($(GO) list -tags integration ./integration/... | grep -v /integration/soak)
