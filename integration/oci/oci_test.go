@@ -2,8 +2,8 @@
 
 // Package oci tests policy artifacts against the field's own tools: a real
 // registry (distribution's `registry`, which has no referrers API, so
-// signatures go through the referrers tag schema), oras and crane, all
-// installed by .ci/oci-deps into $NRIWASM_INTEGRATION_BIN.
+// signatures go through the referrers tag schema), oras, crane and cosign,
+// all installed by .ci/oci-deps into $NRIWASM_INTEGRATION_BIN.
 package oci
 
 import (
