@@ -29,8 +29,9 @@ func cosign(t *testing.T, dir string, args ...string) {
 	}
 }
 
-// TestCosignRoundTrip: nriwasm verifies what cosign signed, and cosign
-// verifies what nriwasm signed, with the recipes of docs/oci.md.
+// TestCosignRoundTrip: nriwasm verifies what cosign signed (a bundle
+// referrer, and the classic .sig tag), and cosign verifies what nriwasm
+// signed, with the recipes of docs/oci.md.
 func TestCosignRoundTrip(t *testing.T) {
 	reg := startRegistry(t)
 	dir := t.TempDir()
@@ -55,6 +56,18 @@ func TestCosignRoundTrip(t *testing.T) {
 	m, err := load(t, oci.Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Enforce, Verifier: v}, signedByCosign)
 	if err != nil || m.KeyHint == "" {
 		t.Fatalf("nriwasm verifying cosign's signature: %+v, %v", m, err)
+	}
+
+	// cosign's classic format (the sha256-<digest>.sig tag), as cosign 2.x
+	// writes by default.
+	classic := reg.ref(t, "policies/classic:v1")
+	desc = pushSigned(t, reg, classic, nil)
+	cosign(t, dir, "sign", "--key", "cosign.key", "--tlog-upload=false", "--use-signing-config=false", "--new-bundle-format=false",
+		"--allow-http-registry", "--allow-insecure-registry", "-y", reg.host+"/policies/classic@"+desc.Digest.String())
+	run(t, "crane", "digest", "--insecure", reg.host+"/policies/classic:"+signature.ClassicTag(desc.Digest))
+	m, err = load(t, oci.Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Enforce, Verifier: v}, classic)
+	if err != nil || m.KeyHint == "" {
+		t.Fatalf("nriwasm verifying cosign's classic signature: %+v, %v", m, err)
 	}
 
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
