@@ -283,6 +283,21 @@ func logHeader() []byte {
 	return binary.BigEndian.AppendUint32([]byte(logMagic), LogVersion)
 }
 
+// CloseLog closes the decision log's file, if open; a later Append reopens it.
+func (c *Checkpoint) CloseLog() error {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if c.log == nil {
+		return nil
+	}
+	err := c.log.Close()
+	c.log = nil
+	if err != nil {
+		return fmt.Errorf("close decision log: %w", err)
+	}
+	return nil
+}
+
 // LogMark returns the log's current length. A Save of a journal copied at the
 // same time covers every record before it: pass it to TrimLog once saved.
 func (c *Checkpoint) LogMark() int64 {

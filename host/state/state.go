@@ -10,6 +10,11 @@
 // atomically and checked on load. A checkpoint that cannot be trusted is set
 // aside, never fatal: the agent starts from what the runtime reports.
 //
+// Between two Saves, the decisions the agent must not lose go to a decision
+// log beside the checkpoint (AppendDelta, Append): one record per call, the
+// records it changed, appended without rewriting the checkpoint. Load replays
+// it over the checkpoint; TrimLog drops what a Save covers.
+//
 //	ck := state.NewCheckpoint("/var/lib/nriwasm")
 //	j, err := ck.Load() // j is never nil; log err and carry on
 //	j.AddPod(pod)
