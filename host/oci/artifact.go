@@ -134,8 +134,8 @@ func Read(ctx context.Context, store content.ReadOnlyStorage, m ocispec.Descript
 	if err := json.Unmarshal(data, &man); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", m.Digest, err)
 	}
-	if man.Config.MediaType != ConfigMediaType {
-		return nil, fmt.Errorf("manifest %s: config media type %q, want %s: %w", m.Digest, man.Config.MediaType, ConfigMediaType, ErrMediaType)
+	if man.Config.MediaType != ConfigMediaType && man.Config.MediaType != LegacyConfigMediaType {
+		return nil, fmt.Errorf("manifest %s: config media type %q, want %s (or %s): %w", m.Digest, man.Config.MediaType, ConfigMediaType, LegacyConfigMediaType, ErrMediaType)
 	}
 	if len(man.Layers) != 1 {
 		return nil, fmt.Errorf("manifest %s: %d layers, want one (the module): %w", m.Digest, len(man.Layers), ErrMediaType)

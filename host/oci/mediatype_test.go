@@ -52,16 +52,22 @@ func TestMediaTypes(t *testing.T) {
 		wantErr             string
 	}{
 		{"legacy layer accepted", ConfigMediaType, LegacyLayerMediaType, ""},
+		{"older tools' config and layer accepted", LegacyConfigMediaType, LegacyLayerMediaType, ""},
 		{"image layer", ConfigMediaType, ocispec.MediaTypeImageLayerGzip, `layer media type "application/vnd.oci.image.layer.v1.tar+gzip", want application/wasm`},
 		{"image config", ocispec.MediaTypeImageConfig, LayerMediaType, `config media type "application/vnd.oci.image.config.v1+json", want application/vnd.wasm.config.v0+json`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := "oci://" + reg.host + "/policies/mt:" + strings.ReplaceAll(tc.name, " ", "-")
+			r := "oci://" + reg.host + "/policies/mt:" + strings.NewReplacer(" ", "-", "'", "").Replace(tc.name)
 			pushManifest(t, reg.remote(), mustParse(t, r).Tag, r, tc.config, tc.layer, module)
 			m, err := newFetcher(t, Options{Remote: reg.remote(), CacheDir: t.TempDir()}).Load(context.Background(), mustParse(t, r))
 			if tc.wantErr == "" {
 				if err != nil || !bytes.Equal(m.Bytes, module) {
 					t.Fatalf("Load = %v", err)
+				}
+				// No annotations (another tool pushed it): the name and
+				// version come from the module's metadata section.
+				if m.Name != "conformance" || m.Version != "1.0.0" {
+					t.Fatalf("loaded name %q version %q, want conformance 1.0.0 from the module's metadata", m.Name, m.Version)
 				}
 				return
 			}

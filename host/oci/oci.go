@@ -5,8 +5,9 @@
 //
 // An artifact follows the CNCF Wasm OCI layout: an image manifest whose
 // config has the media type application/vnd.wasm.config.v0+json and whose one
-// layer is the module, application/wasm (the older
-// application/vnd.wasm.content.layer.v1+wasm is accepted on pull). The
+// layer is the module, application/wasm (what older tools pushed, config
+// application/vnd.wasm.config.v1+json and layer
+// application/vnd.wasm.content.layer.v1+wasm, is accepted on pull). The
 // manifest's annotations carry the module's metadata section (name, version,
 // ABI version, capabilities), so a registry's UI and `nriwasm policy inspect`
 // show them without running the module.
@@ -21,6 +22,10 @@ package oci
 const (
 	// ConfigMediaType is the config of a CNCF Wasm artifact.
 	ConfigMediaType = "application/vnd.wasm.config.v0+json"
+	// LegacyConfigMediaType is the config the CNCF layout's predecessors
+	// (wasm-to-oci and the tools that followed it) pushed with
+	// LegacyLayerMediaType; accepted on pull, never pushed.
+	LegacyConfigMediaType = "application/vnd.wasm.config.v1+json"
 	// LayerMediaType is the module layer.
 	LayerMediaType = "application/wasm"
 	// LegacyLayerMediaType is the module layer older tools push; accepted on
