@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -236,4 +237,58 @@ func TestAppendDeltaOnlyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireProto(t, replayed.RestoreState(), one.RestoreState())
+}
+
+// TestLogAppendsDuringSaves: appends under the caller's lock race full saves
+// that copy under it and write and trim outside it, as the agent's saver
+// does; whenever the process stops, Load gives the last journal.
+func TestLogAppendsDuringSaves(t *testing.T) {
+	dir := t.TempDir()
+	ck := NewCheckpoint(dir)
+	var mu sync.Mutex
+	j := journal(1, 0, 0)
+	done := make(chan struct{})
+	saved := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-done:
+				saved <- nil
+				return
+			default:
+			}
+			mu.Lock()
+			data, err := Marshal(nil, j)
+			mark := ck.LogMark()
+			mu.Unlock()
+			if err == nil {
+				err = ck.SaveEncoded(data)
+			}
+			if err == nil {
+				err = ck.TrimLog(mark)
+			}
+			if err != nil {
+				saved <- err
+				return
+			}
+		}
+	}()
+	for i := range 300 {
+		mu.Lock()
+		j.AddContainer(container(i), adjustment(i))
+		if i%3 == 0 {
+			j.RemoveContainer(container(i / 2).GetId())
+		}
+		appendDelta(t, ck, j)
+		mu.Unlock()
+	}
+	close(done)
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewCheckpoint(dir).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireProto(t, got.RestoreState(), j.RestoreState())
 }
