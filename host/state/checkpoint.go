@@ -75,8 +75,9 @@ func Load(dir string) (*Journal, error) { return NewCheckpoint(dir).Load() }
 //     so. Over a checkpoint set aside, the log is replayed over the empty
 //     journal: the containers it names keep their assignments.
 func (c *Checkpoint) Load() (*Journal, error) {
+	closeErr := c.CloseLog() // the next Append opens the log Load leaves
 	j, err := c.loadCheckpoint()
-	return j, join(err, c.loadLog(j))
+	return j, join(err, c.loadLog(j), closeErr)
 }
 
 // loadCheckpoint is Load without the decision log.
