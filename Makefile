@@ -39,6 +39,7 @@ FUZZ_TARGETS := \
 	./host/wasm:FuzzResponse \
 	./host/validate:FuzzAdjustment \
 	./host/state:FuzzUnmarshal \
+	./host/state:FuzzReplayLog \
 	./abi/cpuset:FuzzParseList \
 	./host/config:FuzzParse \
 	./host/config:FuzzParseQuantity \

@@ -117,6 +117,9 @@ func (m *Manager) Stop() error {
 	}
 	l.wg.Wait()
 	m.save()
+	if err := m.saver.ck.CloseLog(); err != nil {
+		m.log.Error(err, "decision log not closed")
+	}
 	ctx, cancelClose := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancelClose()
 	m.mu.Lock()

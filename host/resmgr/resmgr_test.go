@@ -1,8 +1,10 @@
 package resmgr_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -226,6 +228,56 @@ func TestCreateContainerIsOnDiskBeforeTheAnswer(t *testing.T) {
 	got, ok := j.Container("c1")
 	if !ok || got.GetAssignment().GetCpusetCpus() != "2-3" {
 		t.Fatalf("checkpoint on disk right after the answer: container c1 %v, assignment %v; want cpus 2-3", ok, got.GetAssignment())
+	}
+}
+
+// TestDecisionsAfterASaveSurviveAKill: after a full save (here Stop's), the
+// next placement reaches the disk as a decision-log record, not a rewrite of
+// the checkpoint, and a process killed right after the answer restores both
+// placements: the checkpoint's and the log's.
+func TestDecisionsAfterASaveSurviveAKill(t *testing.T) {
+	var dir string
+	m := newManager(t, newFake(nil), func(c *config.Config) { dir = c.StateDir })
+	ctx := context.Background()
+	if _, err := m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	pod, c1 := container("c1", "2-3")
+	if _, err := m.RunPodSandbox(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.CreateContainer(ctx, pod, c1); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	ck := state.NewCheckpoint(dir)
+	saved, err := os.ReadFile(ck.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	m2 := newManager(t, newFake(nil), func(c *config.Config) { c.StateDir = dir })
+	if _, err := m2.Synchronize(ctx, []*abi.PodSandbox{pod}, []*abi.Container{c1}); err != nil {
+		t.Fatal(err)
+	}
+	_, c2 := container("c2", "4-5")
+	if _, _, err := m2.CreateContainer(ctx, pod, c2); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.ReadFile(ck.Path()); err != nil || !bytes.Equal(now, saved) {
+		t.Fatalf("checkpoint rewritten before the answer (%v): the decision belongs in the log", err)
+	}
+	j, err := ck.Load() // m2 is never stopped: killed right after the answer
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, cpus := range map[string]string{"c1": "2-3", "c2": "4-5"} {
+		got, ok := j.Container(id)
+		if !ok || got.GetAssignment().GetCpusetCpus() != cpus {
+			t.Fatalf("restored after the kill: container %s %v, assignment %v; want cpus %s", id, ok, got.GetAssignment(), cpus)
+		}
 	}
 }
 

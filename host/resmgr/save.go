@@ -3,8 +3,6 @@ package resmgr
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,10 +29,8 @@ type saver struct {
 	mu      sync.Mutex // serializes saves (Checkpoint is not concurrent-safe)
 	savedAt uint64     // journal generation of the last successful (durable) save
 	saved   bool
-	// writtenAt is the generation saveNow last wrote, without fsync.
-	writtenAt uint64
-	written   bool
-	buf       []byte // the encoded journal, reused
+	buf     []byte // the encoded journal, reused
+	rec     []byte // saveNow's log record, reused; under the manager's lock
 	// failing holds the last save's error while saves fail (a read-only
 	// state directory); Ready reports it.
 	failing atomic.Pointer[error]
@@ -69,78 +65,58 @@ func (m *Manager) runSaver(ctx context.Context) {
 	}
 }
 
-// save writes the journal if it changed since the last save. Under the
-// manager's lock it only encodes the journal (into a reused buffer); the write
-// happens outside it. Lock order: the manager's, then the saver's.
+// save writes the journal if it changed since the last save, then trims the
+// decision log of the records the save covers. Under the manager's lock it
+// only encodes the journal (into a reused buffer) and notes the log's length;
+// the write happens outside it. Lock order: the manager's, then the saver's.
 func (m *Manager) save() {
 	s := m.saver
 	m.mu.Lock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	buf, gen, ok := m.encodeLocked()
+	mark := s.ck.LogMark() // appends wait for the manager's lock: the copy covers the log up to here
 	m.mu.Unlock()
 	if !ok {
 		return
 	}
 	if err := m.writeLocked(buf, gen); err != nil {
 		m.log.Error(err, "checkpoint not saved; will retry on the next change")
+		return
+	}
+	if err := s.ck.TrimLog(mark); err != nil {
+		m.log.Error(err, "decision log not trimmed; it replays to the same journal and is trimmed at the next save")
 	}
 }
 
-// saveNow writes the journal before the caller answers, with the manager's
-// lock held (the caller's): a decision the runtime acts on is in the
-// checkpoint first, so a kill -9 right after the answer does not lose it.
+// saveNow writes the decisions made since the last one to the checkpoint's
+// decision log before the caller answers, with the manager's lock held (the
+// caller's): a decision the runtime acts on is on disk first, so a kill -9
+// right after the answer does not lose it.
 //
-// It writes without fsync (the rename is atomic; the page cache outlives the
-// process), which is what a crash of the agent needs: an fsync per answer
-// made CreateContainer 17× slower at the median (docs/agent.md). Only a crash
-// of the node loses it, and with it every container. The background saver
-// writes the same journal durably saveDelay later.
+// It appends one record of the records the call changed, with one write and
+// no fsync (the page cache outlives the process), which is what a crash of
+// the agent needs: the cost is the decision's, not the journal's
+// (docs/agent.md has the figures, host/state/RATIONALE.md the choice). Only a
+// crash of the node loses it, and with it every container. The background
+// saver writes the whole journal durably saveDelay later and trims the log.
+// It does not wait for that save's fsync: the log has its own lock.
 func (m *Manager) saveNow() error {
 	s := m.saver
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	gen := m.journal.Generation()
-	if (s.saved && gen == s.savedAt) || (s.written && gen == s.writtenAt) {
+	rec, err := m.journal.AppendDelta(s.rec[:0])
+	if err != nil {
+		return fmt.Errorf("encode journal changes: %w", err)
+	}
+	s.rec = rec
+	if len(rec) == 0 {
 		return nil
 	}
-	buf, err := state.Marshal(s.buf[:0], m.journal)
-	if err != nil {
-		return fmt.Errorf("encode journal: %w", err)
-	}
-	s.buf = buf
-	if err := writeVolatile(s.ck.Path(), buf); err != nil {
+	if err := s.ck.Append(rec); err != nil {
 		s.failing.Store(&err)
 		m.metrics.CheckpointSaved(false)
 		return err
 	}
-	s.written, s.writtenAt = true, gen
-	return nil
-}
-
-// writeVolatile replaces path with data through a temporary file in the same
-// directory (named as the checkpoint's own temporary files, which Load
-// removes) and a rename, without fsync.
-func writeVolatile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("write checkpoint: %w", err)
-	}
-	f, err := os.CreateTemp(dir, state.FileName+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write checkpoint: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write checkpoint: %w", err)
-	}
+	m.journal.ClearDelta()
 	return nil
 }
 

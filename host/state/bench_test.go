@@ -71,3 +71,45 @@ func BenchmarkAddContainer(b *testing.B) {
 		j.AddContainer(c, a)
 	}
 }
+
+// BenchmarkAppend is what CreateContainer pays before its answer: one new
+// container's record encoded and appended to the log, without fsync.
+func BenchmarkAppend(b *testing.B) {
+	benchAppend(b, false)
+}
+
+// BenchmarkAppendFsync is the rejected alternative: the same append made
+// durable with an fsync per answer (see RATIONALE.md).
+func BenchmarkAppendFsync(b *testing.B) {
+	benchAppend(b, true)
+}
+
+func benchAppend(b *testing.B, sync bool) {
+	j := benchJournal()
+	ck := NewCheckpoint(b.TempDir())
+	c, a := container(1), adjustment(1)
+	var rec []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		j.AddContainer(c, a)
+		var err error
+		if rec, err = j.AppendDelta(rec[:0]); err != nil {
+			b.Fatal(err)
+		}
+		if err := ck.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+		if sync {
+			if err := ck.log.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		j.ClearDelta()
+		if ck.LogMark() > 1<<20 { // what the background save keeps it under
+			if err := ck.TrimLog(ck.LogMark()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(rec)), "record-bytes")
+}

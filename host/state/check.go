@@ -25,10 +25,8 @@ func (j *Journal) Check(l *validate.Limits) error {
 		if err := l.Adjustment(c.GetAssignment()); err != nil {
 			errs = append(errs, fmt.Errorf("container %q: assignment dropped: %w", id, err))
 			c.Assignment = nil
+			j.mark(kindContainer, id)
 		}
-	}
-	if len(errs) > 0 {
-		j.generation++
 	}
 	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // File names in the state directory.
@@ -25,6 +26,11 @@ const (
 type Checkpoint struct {
 	dir string
 	buf []byte // reused by Save
+	// The decision log, open for appending; logMu serializes Append, LogMark
+	// and TrimLog, which may run while Save writes.
+	logMu   sync.Mutex
+	log     *os.File
+	logSize int64
 }
 
 // NewCheckpoint returns the checkpoint kept in dir. Nothing is read or created
@@ -52,9 +58,10 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 // Load is NewCheckpoint(dir).Load().
 func Load(dir string) (*Journal, error) { return NewCheckpoint(dir).Load() }
 
-// Load reads the checkpoint. The journal it returns is never nil: the agent logs
-// a non-nil error and carries on with that journal, starting from what the
-// runtime reports. Load first removes temporary files an interrupted Save left.
+// Load reads the checkpoint, then replays the decision log over it (see
+// AppendDelta). The journal it returns is never nil: the agent logs a non-nil
+// error and carries on with that journal, starting from what the runtime
+// reports. Load first removes temporary files an interrupted Save left.
 //
 //   - No checkpoint (or no directory): an empty journal and nil.
 //   - A checkpoint that fails its checks (see FormatError) or cannot be read:
@@ -62,7 +69,19 @@ func Load(dir string) (*Journal, error) { return NewCheckpoint(dir).Load() }
 //     highest already there, and an empty journal comes with a *CorruptError.
 //   - A checkpoint that cannot be set aside: an empty journal and the errors;
 //     a later Save replaces the file.
+//   - A decision log with a torn or corrupt tail (a crash mid-append): the
+//     records before it are replayed, the tail is copied to
+//     checkpoint.log.corrupt-<n> and cut from the log, and a *LogError says
+//     so. Over a checkpoint set aside, the log is replayed over the empty
+//     journal: the containers it names keep their assignments.
 func (c *Checkpoint) Load() (*Journal, error) {
+	closeErr := c.CloseLog() // the next Append opens the log Load leaves
+	j, err := c.loadCheckpoint()
+	return j, join(err, c.loadLog(j), closeErr)
+}
+
+// loadCheckpoint is Load without the decision log.
+func (c *Checkpoint) loadCheckpoint() (*Journal, error) {
 	cleanErr := c.removeTemps()
 	data, err := os.ReadFile(c.Path())
 	switch {

@@ -11,14 +11,14 @@ func (j *Journal) AddPod(pod *abi.PodSandbox) {
 		return
 	}
 	j.pods[pod.GetId()] = pod.CloneVT()
-	j.generation++
+	j.mark(kindPod, pod.GetId())
 }
 
 // RemovePod forgets the pod with sandbox id and reports whether it was
 // journaled. Its containers stay until they are removed themselves: cleanup is
 // driven by container events and Reconcile, since runtimes may drop pod events.
 func (j *Journal) RemovePod(id string) bool {
-	return remove(j, j.pods, id)
+	return remove(j, j.pods, kindPod, id)
 }
 
 // AddContainer records container with the adjustment it was created with,
@@ -32,7 +32,7 @@ func (j *Journal) AddContainer(container *abi.Container, adjustment *abi.Contain
 	c := container.CloneVT()
 	c.Assignment = adjustment.CloneVT()
 	j.containers[c.GetId()] = c
-	j.generation++
+	j.mark(kindContainer, c.GetId())
 }
 
 // ApplyUpdate merges update into the assignment of the container it names: its
@@ -58,14 +58,14 @@ func (j *Journal) ApplyUpdate(update *abi.ContainerUpdate) bool {
 	set(&a.RdtClass, update.GetRdtClass())
 	set(&a.BlockioClass, update.GetBlockioClass())
 	c.Assignment = a
-	j.generation++
+	j.mark(kindContainer, c.GetId())
 	return true
 }
 
 // RemoveContainer forgets the container with id and reports whether it was
 // journaled.
 func (j *Journal) RemoveContainer(id string) bool {
-	return remove(j, j.containers, id)
+	return remove(j, j.containers, kindContainer, id)
 }
 
 // AddClaim records a prepared claim under its claim's uid, replacing any claim
@@ -75,20 +75,20 @@ func (j *Journal) AddClaim(claim *abi.PreparedClaim) {
 		return
 	}
 	j.claims[claim.GetClaim().GetUid()] = claim.CloneVT()
-	j.generation++
+	j.mark(kindClaim, claim.GetClaim().GetUid())
 }
 
 // RemoveClaim forgets the prepared claim with uid and reports whether it was
 // journaled.
 func (j *Journal) RemoveClaim(uid string) bool {
-	return remove(j, j.claims, uid)
+	return remove(j, j.claims, kindClaim, uid)
 }
 
-func remove[V any](j *Journal, m map[string]V, key string) bool {
-	if _, ok := m[key]; !ok {
+func remove[V any](j *Journal, m map[string]V, kind byte, id string) bool {
+	if _, ok := m[id]; !ok {
 		return false
 	}
-	delete(m, key)
-	j.generation++
+	delete(m, id)
+	j.mark(kind, id)
 	return true
 }

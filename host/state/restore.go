@@ -20,6 +20,9 @@ import (
 // Both lists are sorted by container id; claims are left alone. The caller's
 // messages are not modified.
 func (j *Journal) Reconcile(pods []*abi.PodSandbox, containers []*abi.Container) (forgotten, annotated []*abi.Container) {
+	for id := range j.pods {
+		j.mark(kindPod, id)
+	}
 	clear(j.pods)
 	for _, p := range pods {
 		j.AddPod(p)
@@ -36,7 +39,11 @@ func (j *Journal) Reconcile(pods []*abi.PodSandbox, containers []*abi.Container)
 	for _, id := range slices.Sorted(maps.Keys(j.containers)) {
 		if _, ok := live[id]; !ok {
 			forgotten = append(forgotten, j.containers[id])
+			j.mark(kindContainer, id)
 		}
+	}
+	for id := range live {
+		j.mark(kindContainer, id)
 	}
 	j.containers = live
 	j.generation++

@@ -10,6 +10,11 @@
 // atomically and checked on load. A checkpoint that cannot be trusted is set
 // aside, never fatal: the agent starts from what the runtime reports.
 //
+// Between two Saves, the decisions the agent must not lose go to a decision
+// log beside the checkpoint (AppendDelta, Append): one record per call, the
+// records it changed, appended without rewriting the checkpoint. Load replays
+// it over the checkpoint; TrimLog drops what a Save covers.
+//
 //	ck := state.NewCheckpoint("/var/lib/nriwasm")
 //	j, err := ck.Load() // j is never nil; log err and carry on
 //	j.AddPod(pod)
@@ -36,6 +41,27 @@ type Journal struct {
 	containers map[string]*abi.Container     // by container id, with Assignment
 	claims     map[string]*abi.PreparedClaim // by claim uid
 	generation uint64
+	// dirty holds the records changed since the last ClearDelta: what the
+	// next decision-log record (AppendDelta) carries.
+	dirty map[key]struct{}
+}
+
+// key names one record of a Journal: its kind and its id.
+type key struct {
+	kind byte // kindPod, kindContainer or kindClaim
+	id   string
+}
+
+const (
+	kindPod byte = iota
+	kindContainer
+	kindClaim
+)
+
+// mark notes that the record (kind, id) changed.
+func (j *Journal) mark(kind byte, id string) {
+	j.dirty[key{kind, id}] = struct{}{}
+	j.generation++
 }
 
 // Counts is how many records a Journal holds.
@@ -49,6 +75,7 @@ func New() *Journal {
 		pods:       map[string]*abi.PodSandbox{},
 		containers: map[string]*abi.Container{},
 		claims:     map[string]*abi.PreparedClaim{},
+		dirty:      map[key]struct{}{},
 	}
 }
 

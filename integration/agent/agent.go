@@ -397,22 +397,34 @@ func (a *Agent) Metrics(ctx context.Context) (Metrics, error) {
 	return parseMetrics(body)
 }
 
-// Journal reads the agent's checkpoint: the pods and containers it journaled
-// with their assignments, as of its last save (at most about 50 ms after a
-// change, and at every clean stop). It only reads: unlike state.Load it
-// removes no temporary file of a save in flight. No checkpoint yet is an
+// Journal reads the agent's checkpoint and replays its decision log over it:
+// the pods and containers it journaled with their assignments, as of its last
+// decision written before an answer (every CreateContainer and Synchronize) or
+// its last save (at most about 50 ms after any other change). It only reads:
+// unlike state.Load it removes no temporary file and sets nothing aside, and
+// a record being appended as it reads is left out. No checkpoint yet is an
 // empty journal.
 func (a *Agent) Journal() (*state.Journal, error) {
+	// The log first: it replays over any checkpoint written since, so a save
+	// that trims it between the two reads loses nothing.
+	log, err := os.ReadFile(filepath.Join(a.StateDir, state.FileName+".log"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading the agent's decision log: %w", err)
+	}
+	j := state.New()
 	b, err := os.ReadFile(filepath.Join(a.StateDir, state.FileName))
-	if errors.Is(err, os.ErrNotExist) {
-		return state.New(), nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("reading the agent's checkpoint: %w", err)
+	default:
+		if j, err = state.Unmarshal(b); err != nil {
+			return nil, fmt.Errorf("decoding the agent's checkpoint: %w", err)
+		}
 	}
-	j, err := state.Unmarshal(b)
-	if err != nil {
-		return nil, fmt.Errorf("decoding the agent's checkpoint: %w", err)
+	if len(log) > 0 {
+		// A torn tail is an append in flight: the records before it count.
+		_, _ = state.ReplayLog(j, log)
 	}
 	return j, nil
 }
