@@ -259,6 +259,24 @@ func (c *Cluster) WaitNodeReady(t *testing.T) {
 	})
 }
 
+// WaitKubeletUp waits until a kubelet started after since has renewed the
+// node's lease: it is past its start-up checks (a kubelet that cannot reach
+// the runtime at start exits, as it would under systemd) and serving. The
+// node's Ready condition alone still shows the previous kubelet's report.
+func (c *Cluster) WaitKubeletUp(t *testing.T, since time.Time) {
+	t.Helper()
+	c.Eventually(t, 2*time.Minute, "the restarted kubelet's lease renewal", func(ctx context.Context) (bool, error) {
+		if c.kubelet.exited() {
+			return false, fmt.Errorf("the kubelet exited: %v", c.kubelet.err)
+		}
+		lease, err := c.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, NodeName, metav1.GetOptions{})
+		if err != nil || lease.Spec.RenewTime == nil {
+			return false, nil
+		}
+		return lease.Spec.RenewTime.After(since), nil
+	})
+}
+
 // Eventually polls cond every 200 ms until it is true; it fails the test
 // when cond errs or after timeout, logging the cluster's log tails.
 func (c *Cluster) Eventually(t *testing.T, timeout time.Duration, what string, cond func(context.Context) (bool, error)) {

@@ -30,8 +30,12 @@ import (
 )
 
 const (
-	release   = "nriwasm"
-	namespace = "nriwasm-system"
+	release = "nriwasm"
+	// namespace is where the chart installs the agent: kube-system, as
+	// nri-plugins does, so the agent's own pod sits on the reserved CPUs. In
+	// another namespace it shares the node's only unreserved CPU on a 2-CPU
+	// node, and the policy rightly refuses that CPU to an exclusive claim.
+	namespace = "kube-system"
 	workloads = "e2e"
 	// agentImage is the name the agent's image is imported as.
 	agentImage = "localhost/nriwasm/agent:e2e"
@@ -510,6 +514,7 @@ func (w *world) restartKubelet(t *testing.T) {
 	t0 := time.Now()
 	w.c.StopKubelet(t)
 	w.c.StartKubelet(t)
+	w.c.WaitKubeletUp(t, t0)
 	w.c.WaitNodeReady(t)
 	w.agentPod(t, "")
 	w.readyz(t)
