@@ -12,6 +12,7 @@
 //	nriwasm_config_reloads_total{result}                applied, rejected, restart_required, invalid
 //	nriwasm_nri_connections_total{result}               connected, failed, lost
 //	nriwasm_checkpoint_save_failing                     1 while the checkpoint cannot be written
+//	nriwasm_policy_log_messages_dropped_total           policy log messages and output lines over the limits
 //
 // A nil *Metrics is valid and records nothing, so components work without one.
 package metrics
@@ -54,6 +55,7 @@ type Metrics struct {
 	connections   *prometheus.CounterVec
 	connected     prometheus.Gauge
 	saveFailing   prometheus.Gauge
+	logsDropped   prometheus.Counter
 }
 
 // callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
@@ -93,6 +95,9 @@ func New() *Metrics {
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "nriwasm_nri_connected", Help: "1 while the agent is registered with the runtime over NRI, 0 while it is not (new containers then start without the policy).",
 		}),
+		logsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "nriwasm_policy_log_messages_dropped_total", Help: "Log messages and output lines of the policy dropped over the limits (100 a call, 64 KiB/s; docs/security.md).",
+		}),
 		saveFailing: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "nriwasm_checkpoint_save_failing", Help: "1 while the last attempt to write the checkpoint failed (a read-only or full state directory): a restart would lose what changed since.",
 		}),
@@ -100,7 +105,7 @@ func New() *Metrics {
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
-		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing,
+		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing, m.logsDropped,
 	)
 	return m
 }
@@ -121,6 +126,13 @@ func (m *Metrics) ObserveCall(method string, d time.Duration, errKind string) {
 func (m *Metrics) Rebuilt(n uint64) {
 	if m != nil && n > 0 {
 		m.rebuilds.Add(float64(n))
+	}
+}
+
+// LogsDropped counts n policy log messages dropped over the limits.
+func (m *Metrics) LogsDropped(n uint64) {
+	if m != nil && n > 0 {
+		m.logsDropped.Add(float64(n))
 	}
 }
 

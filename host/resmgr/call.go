@@ -35,6 +35,10 @@ func (m *Manager) call(ctx context.Context, method abi.Method, do func(context.C
 		m.metrics.Rebuilt(n - m.rebuilds)
 		m.rebuilds = n
 	}
+	if n := droppedLogs(m.policy); n > m.dropped {
+		m.metrics.LogsDropped(n - m.dropped)
+		m.dropped = n
+	}
 	return err
 }
 

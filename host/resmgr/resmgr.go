@@ -45,6 +45,20 @@ type Policy interface {
 	Close(ctx context.Context) error
 }
 
+// logDropper is implemented by a Policy that drops log messages over its
+// limits (*wasm.Policy): DroppedLogs counts them since it was loaded.
+type logDropper interface {
+	DroppedLogs() uint64
+}
+
+// droppedLogs is p's count of dropped log messages, 0 if it drops none.
+func droppedLogs(p Policy) uint64 {
+	if d, ok := p.(logDropper); ok {
+		return d.DroppedLogs()
+	}
+	return 0
+}
+
 // LoadFunc loads the policy and prepares its first instance with restore (which
 // it must also run on every instance it rebuilds), as wasm.Load with
 // wasm.WithRestore does.
@@ -86,6 +100,7 @@ type Manager struct {
 	policy     Policy
 	client     *abi.Client
 	rebuilds   uint64      // policy.Rebuilds() already counted in metrics
+	dropped    uint64      // the policy's DroppedLogs() already counted in metrics
 	synced     atomic.Bool // the first Synchronize was handled
 	wantsDRA   bool        // the policy's configuration asks for DRA devices
 	updateSink func([]*abi.ContainerUpdate)
@@ -140,6 +155,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	}
 	m.policy, m.client = p, abi.NewClient(p)
 	m.rebuilds = p.Rebuilds()
+	m.dropped = droppedLogs(p)
 	m.changed()
 	return m, nil
 }
