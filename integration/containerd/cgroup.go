@@ -45,28 +45,18 @@ func hierarchies() []string {
 // cpuset.cpus in the cgroup v1 cpuset hierarchy, or cpuset.cpus.effective
 // on cgroup v2.
 func (c *Containerd) CPUSet(ctx context.Context, containerID string) (string, error) {
-	info, err := c.containerInfo(ctx, containerID)
-	if err != nil {
-		return "", err
-	}
-	path := info.RuntimeSpec.Linux.CgroupsPath
-	if path == "" || strings.Contains(path, ":") {
-		return "", fmt.Errorf("container %s: unsupported cgroupsPath %q (the harness uses cgroupfs)", containerID, path)
-	}
-	file := filepath.Join(cgroupMount, "cpuset", path, "cpuset.cpus")
-	if CgroupV2() {
-		file = filepath.Join(cgroupMount, path, "cpuset.cpus.effective")
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("reading container %s cpuset: %w", containerID, err)
-	}
-	return strings.TrimSpace(string(b)), nil
+	return c.cpusetFile(ctx, containerID, "cpus")
 }
 
 // MemSet returns the container's memory nodes as the kernel applies them:
 // cpuset.mems (cgroup v1) or cpuset.mems.effective (v2).
 func (c *Containerd) MemSet(ctx context.Context, containerID string) (string, error) {
+	return c.cpusetFile(ctx, containerID, "mems")
+}
+
+// cpusetFile reads the container's cpuset.<kind> (v1) or
+// cpuset.<kind>.effective (v2).
+func (c *Containerd) cpusetFile(ctx context.Context, containerID, kind string) (string, error) {
 	info, err := c.containerInfo(ctx, containerID)
 	if err != nil {
 		return "", err
@@ -75,13 +65,13 @@ func (c *Containerd) MemSet(ctx context.Context, containerID string) (string, er
 	if path == "" || strings.Contains(path, ":") {
 		return "", fmt.Errorf("container %s: unsupported cgroupsPath %q (the harness uses cgroupfs)", containerID, path)
 	}
-	file := filepath.Join(cgroupMount, "cpuset", path, "cpuset.mems")
+	file := filepath.Join(cgroupMount, "cpuset", path, "cpuset."+kind)
 	if CgroupV2() {
-		file = filepath.Join(cgroupMount, path, "cpuset.mems.effective")
+		file = filepath.Join(cgroupMount, path, "cpuset."+kind+".effective")
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", fmt.Errorf("reading container %s memory nodes: %w", containerID, err)
+		return "", fmt.Errorf("reading container %s cpuset.%s: %w", containerID, kind, err)
 	}
 	return strings.TrimSpace(string(b)), nil
 }

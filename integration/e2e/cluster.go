@@ -55,7 +55,7 @@ type Cluster struct {
 	Bin string
 
 	kubeletConfig                         string
-	kubelet, scheduler, controllerManager *process
+	kubelet, scheduler, controllerManager *kubeapi.Process
 	sysctls                               map[string]string
 }
 
@@ -138,11 +138,11 @@ func Start(t *testing.T) *Cluster {
 	if err := c.API.WriteKubeconfig(c.Kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	ports, err := freePorts(4)
+	ports, err := kubeapi.FreePorts(4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.controllerManager, err = startProcess("kube-controller-manager", c.log("kube-controller-manager"), filepath.Join(bin, "kube-controller-manager"),
+	if c.controllerManager, err = kubeapi.StartProcess("kube-controller-manager", c.log("kube-controller-manager"), filepath.Join(bin, "kube-controller-manager"),
 		"--kubeconfig="+c.Kubeconfig,
 		"--leader-elect=false",
 		"--service-account-private-key-file="+c.API.ServiceAccountKeyFile(),
@@ -154,7 +154,7 @@ func Start(t *testing.T) *Cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.stopLogged(t, c.controllerManager) })
-	if c.scheduler, err = startProcess("kube-scheduler", c.log("kube-scheduler"), filepath.Join(bin, "kube-scheduler"),
+	if c.scheduler, err = kubeapi.StartProcess("kube-scheduler", c.log("kube-scheduler"), filepath.Join(bin, "kube-scheduler"),
 		"--kubeconfig="+c.Kubeconfig,
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
@@ -212,7 +212,7 @@ volumePluginDir: %s
 func (c *Cluster) StartKubelet(t *testing.T) {
 	t.Helper()
 	var err error
-	c.kubelet, err = startProcess("kubelet", c.log("kubelet"), filepath.Join(c.Bin, "kubelet"),
+	c.kubelet, err = kubeapi.StartProcess("kubelet", c.log("kubelet"), filepath.Join(c.Bin, "kubelet"),
 		"--config="+c.kubeletConfig,
 		"--kubeconfig="+c.Kubeconfig,
 		"--root-dir="+c.KubeletDir,
@@ -229,7 +229,7 @@ func (c *Cluster) StartKubelet(t *testing.T) {
 // StopKubelet stops the kubelet (SIGTERM); pods and containers keep running.
 func (c *Cluster) StopKubelet(t *testing.T) {
 	t.Helper()
-	if err := c.kubelet.stop(20 * time.Second); err != nil {
+	if err := c.kubelet.Stop(20 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -238,8 +238,8 @@ func (c *Cluster) StopKubelet(t *testing.T) {
 func (c *Cluster) WaitNodeReady(t *testing.T) {
 	t.Helper()
 	c.Eventually(t, 2*time.Minute, "the node Ready and schedulable", func(ctx context.Context) (bool, error) {
-		if c.kubelet.exited() {
-			return false, fmt.Errorf("the kubelet exited: %v", c.kubelet.err)
+		if c.kubelet.Exited() {
+			return false, fmt.Errorf("the kubelet exited: %v", c.kubelet.Err())
 		}
 		n, err := c.Client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil {
@@ -266,8 +266,8 @@ func (c *Cluster) WaitNodeReady(t *testing.T) {
 func (c *Cluster) WaitKubeletUp(t *testing.T, since time.Time) {
 	t.Helper()
 	c.Eventually(t, 2*time.Minute, "the restarted kubelet's lease renewal", func(ctx context.Context) (bool, error) {
-		if c.kubelet.exited() {
-			return false, fmt.Errorf("the kubelet exited: %v", c.kubelet.err)
+		if c.kubelet.Exited() {
+			return false, fmt.Errorf("the kubelet exited: %v", c.kubelet.Err())
 		}
 		lease, err := c.Client.CoordinationV1().Leases("kube-node-lease").Get(ctx, NodeName, metav1.GetOptions{})
 		if err != nil || lease.Spec.RenewTime == nil {
@@ -305,8 +305,8 @@ func (c *Cluster) Eventually(t *testing.T, timeout time.Duration, what string, c
 
 func (c *Cluster) logDir() string         { return filepath.Join(c.Dir, "logs") }
 func (c *Cluster) log(name string) string { return filepath.Join(c.logDir(), name+".log") }
-func (c *Cluster) stopLogged(t *testing.T, p *process) {
-	if err := p.stop(20 * time.Second); err != nil {
+func (c *Cluster) stopLogged(t *testing.T, p *kubeapi.Process) {
+	if err := p.Stop(20 * time.Second); err != nil {
 		t.Errorf("e2e teardown: %v", err)
 	}
 }
@@ -316,7 +316,7 @@ func (c *Cluster) stopLogged(t *testing.T, p *process) {
 func (c *Cluster) dumpLogs(t *testing.T) {
 	t.Helper()
 	for _, name := range []string{"kubelet", "kube-scheduler", "kube-controller-manager"} {
-		t.Logf("%s log, last 16 KiB:\n%s", name, tail(c.log(name), 16<<10))
+		t.Logf("%s log, last 16 KiB:\n%s", name, kubeapi.Tail(c.log(name), 16<<10))
 	}
 }
 

@@ -15,16 +15,16 @@ import (
 	"time"
 )
 
-// process is a child the harness started, its output appended to a log file.
-type process struct {
+// Process is a child the harness started, its output appended to a log file.
+type Process struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{} // closed when it has exited
 	err  error         // Wait's result, valid after done
 }
 
-// startProcess runs bin with args, stdout and stderr appended to logPath.
-func startProcess(name, logPath, bin string, args ...string) (*process, error) {
+// StartProcess runs bin with args, stdout and stderr appended to logPath.
+func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening the %s log: %w", name, err)
@@ -39,7 +39,7 @@ func startProcess(name, logPath, bin string, args ...string) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -47,7 +47,8 @@ func startProcess(name, logPath, bin string, args ...string) (*process, error) {
 	return p, nil
 }
 
-func (p *process) exited() bool {
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -56,9 +57,17 @@ func (p *process) exited() bool {
 	}
 }
 
-// stop sends SIGTERM to the process group and SIGKILL after grace.
-func (p *process) stop(grace time.Duration) error {
-	if p == nil || p.exited() {
+// Err is how the process exited (cmd.Wait's result); nil while it runs.
+func (p *Process) Err() error {
+	if !p.Exited() {
+		return nil
+	}
+	return p.err
+}
+
+// Stop sends SIGTERM to the process group and SIGKILL after grace.
+func (p *Process) Stop(grace time.Duration) error {
+	if p == nil || p.Exited() {
 		return nil
 	}
 	pgid := -p.cmd.Process.Pid
@@ -81,8 +90,8 @@ func (p *process) stop(grace time.Duration) error {
 	}
 }
 
-// freePorts returns n TCP ports on 127.0.0.1 that were free a moment ago.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n TCP ports on 127.0.0.1 that were free a moment ago.
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	var ls []net.Listener
 	defer func() {
@@ -103,8 +112,8 @@ func freePorts(n int) ([]int, error) {
 
 func hostPort(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
-// tail returns up to the last n bytes of a file, starting at a line.
-func tail(path string, n int64) string {
+// Tail returns up to the last n bytes of a file, starting at a line.
+func Tail(path string, n int64) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Sprintf("(reading %s: %v)", path, err)

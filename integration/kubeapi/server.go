@@ -36,8 +36,8 @@ type Server struct {
 	pki       *pki
 	etcdURL   string
 	port      int
-	etcd      *process
-	apiserver *process
+	etcd      *Process
+	apiserver *Process
 	admin     *rest.Config
 	client    *kubernetes.Clientset
 
@@ -62,7 +62,7 @@ func Start(t testing.TB) *Server {
 	if s != nil {
 		t.Cleanup(func() {
 			if t.Failed() {
-				t.Logf("kube-apiserver log (%s), last 32 KiB:\n%s", s.APIServerLog, tail(s.APIServerLog, 32<<10))
+				t.Logf("kube-apiserver log (%s), last 32 KiB:\n%s", s.APIServerLog, Tail(s.APIServerLog, 32<<10))
 			}
 			if err := s.Close(); err != nil {
 				t.Errorf("kube-apiserver teardown: %v", err)
@@ -97,7 +97,7 @@ func New() (*Server, error) {
 	if s.pki, err = newPKI(dir); err != nil {
 		return s, err
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return s, err
 	}
@@ -131,7 +131,7 @@ func New() (*Server, error) {
 // Close stops the API server and etcd and removes Dir. It keeps Dir, and
 // says so, when a process would not stop.
 func (s *Server) Close() error {
-	err := errors.Join(s.apiserver.stop(20*time.Second), s.etcd.stop(10*time.Second))
+	err := errors.Join(s.apiserver.Stop(20*time.Second), s.etcd.Stop(10*time.Second))
 	if err != nil {
 		return fmt.Errorf("%w (kept %s)", err, s.Dir)
 	}
@@ -152,7 +152,7 @@ func (s *Server) Client() kubernetes.Interface { return s.client }
 // StartAPIServer brings the same cluster back on the same address.
 func (s *Server) StopAPIServer(t testing.TB) {
 	t.Helper()
-	if err := s.apiserver.stop(20 * time.Second); err != nil {
+	if err := s.apiserver.Stop(20 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -173,7 +173,7 @@ func (s *Server) startEtcd(ctx context.Context, clientPort, peerPort int) error 
 	s.etcdURL = "http://" + hostPort(clientPort)
 	peer := "http://" + hostPort(peerPort)
 	var err error
-	s.etcd, err = startProcess("etcd", s.EtcdLog, s.bin.etcd,
+	s.etcd, err = StartProcess("etcd", s.EtcdLog, s.bin.etcd,
 		"--name=nriwasm",
 		"--data-dir="+filepath.Join(s.Dir, "etcd"),
 		"--listen-client-urls="+s.etcdURL,
@@ -205,11 +205,11 @@ func (s *Server) startEtcd(ctx context.Context, clientPort, peerPort int) error 
 }
 
 func (s *Server) startAPIServer(ctx context.Context) error {
-	if s.apiserver != nil && !s.apiserver.exited() {
+	if s.apiserver != nil && !s.apiserver.Exited() {
 		return errors.New("starting kube-apiserver: already running")
 	}
 	var err error
-	s.apiserver, err = startProcess("kube-apiserver", s.APIServerLog, s.bin.apiserver,
+	s.apiserver, err = StartProcess("kube-apiserver", s.APIServerLog, s.bin.apiserver,
 		"--etcd-servers="+s.etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -240,7 +240,7 @@ func (s *Server) startAPIServer(ctx context.Context) error {
 }
 
 // waitFor polls ready every 50 ms until it succeeds, p exits or ctx ends.
-func (s *Server) waitFor(ctx context.Context, p *process, log string, ready func(context.Context) error) error {
+func (s *Server) waitFor(ctx context.Context, p *Process, log string, ready func(context.Context) error) error {
 	var last error
 	for {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -251,9 +251,9 @@ func (s *Server) waitFor(ctx context.Context, p *process, log string, ready func
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited (%v) before it was ready; its log:\n%s", p.name, p.err, tail(log, 8<<10))
+			return fmt.Errorf("%s exited (%v) before it was ready; its log:\n%s", p.name, p.err, Tail(log, 8<<10))
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last: %v); its log:\n%s", p.name, ctx.Err(), last, tail(log, 8<<10))
+			return fmt.Errorf("%s not ready: %w (last: %v); its log:\n%s", p.name, ctx.Err(), last, Tail(log, 8<<10))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

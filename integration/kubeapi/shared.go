@@ -27,7 +27,7 @@ func Main(m *testing.M) int {
 	code := m.Run()
 	if shared.s != nil {
 		if code != 0 {
-			fmt.Fprintf(os.Stderr, "kube-apiserver log (%s), last 32 KiB:\n%s\n", shared.s.APIServerLog, tail(shared.s.APIServerLog, 32<<10))
+			fmt.Fprintf(os.Stderr, "kube-apiserver log (%s), last 32 KiB:\n%s\n", shared.s.APIServerLog, Tail(shared.s.APIServerLog, 32<<10))
 		}
 		if err := shared.s.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "kube-apiserver teardown: %v\n", err)
