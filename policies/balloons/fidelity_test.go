@@ -2,6 +2,7 @@ package balloons_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,7 +165,7 @@ func runFidelity(t *testing.T, open opener, machine, dir string) {
 			case e.Error == "" && err != nil:
 				t.Fatalf("steps[%d] (%s): %v", i, step.label(), err)
 			}
-			for _, name := range sortedKeys(e.Containers) {
+			for _, name := range slices.Sorted(maps.Keys(e.Containers)) {
 				h.expect(fmt.Sprintf("steps[%d] (%s): %s", i, step.label(), name), ids, name, e.Containers[name])
 			}
 		} else if err != nil {
@@ -306,7 +307,7 @@ func (h *harness) expect(where string, ids map[string]string, name string, e con
 	if e.Within != "" && !cpus.IsSubsetOf(mustSet(h.tb, e.Within)) {
 		h.tb.Errorf("%s: CPUs %s, want within %s", where, cpus, e.Within)
 	}
-	for _, set := range sortedKeys(e.CountIn) {
+	for _, set := range slices.Sorted(maps.Keys(e.CountIn)) {
 		if got := cpus.Intersection(mustSet(h.tb, set)).Size(); got != e.CountIn[set] {
 			h.tb.Errorf("%s: %d of its CPUs %s in %s, want %d", where, got, cpus, set, e.CountIn[set])
 		}
@@ -322,13 +323,4 @@ func (h *harness) expect(where string, ids map[string]string, name string, e con
 			h.tb.Errorf("%s: CPUs %s overlap %s's %s", where, cpus, o, other)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
