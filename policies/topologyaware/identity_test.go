@@ -111,3 +111,16 @@ func TestNativeAndWasmAgree(t *testing.T) {
 	}
 	t.Logf("%d calls compared", total)
 }
+
+// nativeAndWasm runs a feature's scenario natively, then natively and
+// through the built-in .wasm at once, comparing every answer.
+func nativeAndWasm(t *testing.T, scenario func(t *testing.T, open opener)) {
+	t.Run("native", func(t *testing.T) { scenario(t, tryHarness) })
+	t.Run("wasm", func(t *testing.T) {
+		calls := 0
+		scenario(t, teeOpener(&calls))
+		if calls == 0 {
+			t.Errorf("no call compared")
+		}
+	})
+}

@@ -83,6 +83,11 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		if req.isolate {
 			c.pool = s.choose(fits(true), byCapacity)
 		}
+		if c.pool == nil && req.requireIsolated {
+			// nri-plugins: resources.go verifyStrictCPUPreferences.
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
+				"%s: %d isolated CPUs required, at most %d free in any pool", keyRequireIsolated, req.cores, s.maxFreeIsolated())
+		}
 		if c.pool == nil {
 			c.pool = s.choose(fits(false), byCapacity)
 		}
@@ -240,6 +245,16 @@ func (s *state) named(name string) *pool {
 		}
 	}
 	return nil
+}
+
+// maxFreeIsolated is the most free isolated CPUs of any pool, for error
+// messages.
+func (s *state) maxFreeIsolated() int {
+	m := 0
+	for _, p := range s.pools {
+		m = max(m, p.isolated.Difference(s.exclusive).Size())
+	}
+	return m
 }
 
 // maxFree is the most free shared capacity of any pool, for error messages.
