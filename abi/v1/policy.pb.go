@@ -698,7 +698,7 @@ func (*PoolsRequest) Descriptor() ([]byte, []int) {
 }
 
 // PoolsResponse lists the policy's pools. The host refuses the whole answer if
-// a pool's name is empty, not unique or longer than 63 bytes, if there are more
+// a pool's name is empty, not unique or longer than 128 bytes, if there are more
 // than 256 pools, or if a CPU or memory node list does not parse or names what
 // the node does not have (abi/README.md section 14).
 type PoolsResponse struct {
@@ -750,12 +750,14 @@ func (x *PoolsResponse) GetPools() []*Pool {
 // policy groups by. Pools may overlap (a parent and its children).
 type Pool struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// A name unique among the answer's pools, at most 63 bytes, stable while the
-	// pool exists (e.g. "socket0", "balloon-app[0]"): it is a metric label value.
+	// A name unique among the answer's pools, at most 128 bytes, stable while the
+	// pool exists (e.g. "socket0", "app[0]"): it is a metric label value.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Every CPU the pool holds, as a Linux CPU list ("0-3,8").
 	Cpus string `protobuf:"bytes,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
-	// The pool's CPUs containers share (not granted exclusively), a subset of cpus.
+	// The CPUs the pool's containers share: for a pool that grants CPUs
+	// exclusively, its CPUs not granted; for a balloon, the idle CPUs it borrows
+	// (shareIdleCPUsInSame), which need not be among cpus.
 	SharedCpus string `protobuf:"bytes,3,opt,name=shared_cpus,json=sharedCpus,proto3" json:"shared_cpus,omitempty"`
 	// What the pool can give, in milli-CPU.
 	CapacityMilliCpu uint64 `protobuf:"varint,4,opt,name=capacity_milli_cpu,json=capacityMilliCpu,proto3" json:"capacity_milli_cpu,omitempty"`
@@ -763,7 +765,8 @@ type Pool struct {
 	AllocatedMilliCpu uint64 `protobuf:"varint,5,opt,name=allocated_milli_cpu,json=allocatedMilliCpu,proto3" json:"allocated_milli_cpu,omitempty"`
 	// The containers placed in the pool, by container id.
 	ContainerIds []string `protobuf:"bytes,6,rep,name=container_ids,json=containerIds,proto3" json:"container_ids,omitempty"`
-	// The memory nodes the pool's containers get, as a Linux list ("0-1").
+	// The memory nodes the pool's containers get, as a Linux list ("0-1"); empty
+	// when the policy leaves their memory alone.
 	MemoryNodes   string `protobuf:"bytes,7,opt,name=memory_nodes,json=memoryNodes,proto3" json:"memory_nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

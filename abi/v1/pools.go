@@ -13,7 +13,7 @@ const (
 	// MaxPools is the most pools one answer may list.
 	MaxPools = 256
 	// MaxPoolName is the longest pool name, in bytes.
-	MaxPoolName = 63
+	MaxPoolName = 128
 )
 
 // HasCapability reports whether md lists method m among the calls the policy

@@ -24,7 +24,7 @@ type PoolSource func(context.Context) ([]PoolStat, error)
 const poolScrapeTimeout = 2 * time.Second
 
 // poolCollector exports the pools of the last answer as gauges labelled by
-// pool name: at most abi.MaxPools names of at most 63 bytes (the host refuses
+// pool name: at most 256 names of at most 128 bytes (the host refuses
 // answers over those limits), and a pool that is gone disappears from the
 // next scrape, so the label set stays bounded.
 type poolCollector struct {

@@ -20,10 +20,10 @@ var ErrNoPools = errors.New("the policy does not report pools (no Pools capabili
 // the host checked it (host/validate): CPU and memory node lists parsed and
 // sorted.
 type Pool struct {
-	// Name is unique among the pools, at most 63 bytes.
+	// Name is unique among the pools, at most abi.MaxPoolName bytes.
 	Name string
 	// CPUs are every CPU the pool holds; SharedCPUs those its containers
-	// share (a subset of CPUs).
+	// share (a balloon's may be borrowed from outside CPUs).
 	CPUs, SharedCPUs []uint32
 	// MemoryNodes are the NUMA nodes the pool's containers get memory from.
 	MemoryNodes []uint32

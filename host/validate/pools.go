@@ -2,20 +2,18 @@ package validate
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
 // Pools checks a Pools answer (ABI v1.2): at most abi.MaxPools pools, each
 // with a unique printable name of 1 to abi.MaxPoolName bytes (it becomes a
 // metric label value), CPU lists within the node's online CPUs (a pool may
-// hold CPUs no container may be given, such as reserved ones), shared CPUs
-// among the pool's CPUs, memory nodes among the NUMA nodes with memory, and
-// non-empty container ids.
+// hold CPUs no container may be given, such as reserved ones; a balloon's
+// shared CPUs are borrowed from outside it), memory nodes among the NUMA nodes
+// with memory, and non-empty container ids.
 func (l *Limits) Pools(r *abi.PoolsResponse) error {
 	if n := len(r.GetPools()); n > abi.MaxPools {
 		return invalid("pools", "%d pools, at most %d", n, abi.MaxPools)
@@ -33,7 +31,7 @@ func (l *Limits) Pools(r *abi.PoolsResponse) error {
 		if err := subset(field+".cpus", p.GetCpus(), l.online, "online CPUs"); err != nil {
 			return err
 		}
-		if err := subset(field+".shared_cpus", p.GetSharedCpus(), mustList(p.GetCpus()), fmt.Sprintf("pool's cpus %q", p.GetCpus())); err != nil {
+		if err := subset(field+".shared_cpus", p.GetSharedCpus(), l.online, "online CPUs"); err != nil {
 			return err
 		}
 		if err := l.Mems(field+".memory_nodes", p.GetMemoryNodes()); err != nil {
@@ -60,11 +58,4 @@ func poolName(field, name string) error {
 		return invalid(field, "%q holds invalid UTF-8 or control characters", truncate(name))
 	}
 	return nil
-}
-
-// mustList parses a list already checked by subset; sorted for the search.
-func mustList(list string) []uint32 {
-	ids, _ := cpuset.ParseList(list)
-	slices.Sort(ids)
-	return ids
 }
