@@ -110,6 +110,8 @@ type Manager struct {
 	// container.
 	preexisting map[string]bool
 
+	pools poolCache
+
 	saver *saver
 	life  lifecycle
 }
@@ -156,6 +158,10 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	m.policy, m.client = p, abi.NewClient(p)
 	m.rebuilds = p.Rebuilds()
 	m.dropped = droppedLogs(p)
+	if err := m.discoverPools(ctx); err != nil {
+		_ = p.Close(ctx)
+		return nil, fmt.Errorf("policy %q: %w", o.Config.Policy.Name, err)
+	}
 	m.changed()
 	return m, nil
 }
