@@ -13,6 +13,8 @@
 //	nriwasm_nri_connections_total{result}               connected, failed, lost
 //	nriwasm_checkpoint_save_failing                     1 while the checkpoint cannot be written
 //	nriwasm_policy_log_messages_dropped_total           policy log messages and output lines over the limits
+//	nriwasm_pool_cpus / _shared_cpus / _memory_nodes {pool}  the policy's pools (ABI v1.2 Pools call)
+//	nriwasm_pool_capacity_milli_cpu / _allocated_milli_cpu / _containers {pool}
 //
 // A nil *Metrics is valid and records nothing, so components work without one.
 package metrics
@@ -56,6 +58,7 @@ type Metrics struct {
 	connected     prometheus.Gauge
 	saveFailing   prometheus.Gauge
 	logsDropped   prometheus.Counter
+	pools         *poolCollector
 }
 
 // callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
@@ -102,10 +105,11 @@ func New() *Metrics {
 			Name: "nriwasm_checkpoint_save_failing", Help: "1 while the last attempt to write the checkpoint failed (a read-only or full state directory): a restart would lose what changed since.",
 		}),
 	}
+	m.pools = newPoolCollector()
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
-		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing, m.logsDropped,
+		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing, m.logsDropped, m.pools,
 	)
 	return m
 }

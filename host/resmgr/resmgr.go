@@ -1,6 +1,6 @@
 // Package resmgr is the agent's owner: it holds the policy, the journal and its
 // checkpoint, the topology and the configuration, and serializes every request
-// (NRI's, and later kubelet's) on one lock.
+// (NRI's and kubelet's DRA calls) on one lock.
 //
 // Each request runs under the lock: the policy is called (with a deadline well
 // under the caller's, and retried once on a rebuilt instance after a runtime
@@ -110,6 +110,8 @@ type Manager struct {
 	// container.
 	preexisting map[string]bool
 
+	pools poolCache
+
 	saver *saver
 	life  lifecycle
 }
@@ -156,6 +158,10 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	m.policy, m.client = p, abi.NewClient(p)
 	m.rebuilds = p.Rebuilds()
 	m.dropped = droppedLogs(p)
+	if err := m.discoverPools(ctx); err != nil {
+		_ = p.Close(ctx)
+		return nil, fmt.Errorf("policy %q: %w", o.Config.Policy.Name, err)
+	}
 	m.changed()
 	return m, nil
 }

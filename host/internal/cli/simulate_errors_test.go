@@ -38,7 +38,7 @@ func TestSimulateRejectsBadScenarios(t *testing.T) {
 		},
 		"two kinds in a step": {
 			"steps:\n- {devices: {}, release: x}\n",
-			"steps[0]: want exactly one of pod, remove, update, claim, release, reconfigure, devices, got devices, release",
+			"steps[0]: want exactly one of pod, container, remove, update, claim, release, reconfigure, devices, restart, got devices, release",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -63,6 +63,8 @@ func parseStep(i int, raw json.RawMessage, names *liveNames) (Step, error) {
 	switch step.Kind {
 	case KindPod:
 		step.Pod, err = parsePod(value, path, names)
+	case KindContainer:
+		step.Target, step.Container, step.Claims, err = parseNewContainer(value, path, names)
 	case KindRemove:
 		step.Target, err = parseTarget(value, path, names)
 		if err == nil {
@@ -76,8 +78,8 @@ func parseStep(i int, raw json.RawMessage, names *liveNames) (Step, error) {
 		step.ClaimKey, err = parseRelease(value, path, names)
 	case KindReconfigure:
 		step.Config, err = parseConfig(value, path)
-	case KindDevices:
-		err = parseDevices(value, path)
+	case KindDevices, KindRestart:
+		err = parseNoArguments(value, path, key)
 	default:
 		err = fmt.Errorf("%s: unknown step kind %q (known: %s)", path, key, kindList())
 	}
@@ -109,12 +111,12 @@ func parseConfig(value json.RawMessage, path string) ([]byte, error) {
 	return out, nil
 }
 
-func parseDevices(value json.RawMessage, path string) error {
+func parseNoArguments(value json.RawMessage, path, key string) error {
 	switch strings.TrimSpace(string(value)) {
 	case "null", "{}", "true":
 		return nil
 	}
-	return fmt.Errorf("%s: takes no arguments (write `devices: {}`)", path)
+	return fmt.Errorf("%s: takes no arguments (write `%s: {}`)", path, key)
 }
 
 func parseName(value json.RawMessage, path, what string) (string, error) {

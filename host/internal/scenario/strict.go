@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -90,6 +91,10 @@ func checkShape(doc any, t reflect.Type, path string) error {
 func jsonFields(t reflect.Type) map[string]reflect.StructField {
 	fields := map[string]reflect.StructField{}
 	for f := range t.Fields() {
+		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(fields, jsonFields(f.Type)) // promoted, as encoding/json does
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name != "" && name != "-" {
 			fields[name] = f
