@@ -34,6 +34,14 @@ var smallMachines = []struct {
 	{"TwoCPU", func() topologytest.Machine {
 		return topologytest.Machine{Sockets: 1, CoresPerNode: 2, ThreadsPerCore: 1, MemPerNodeGiB: 4}
 	}},
+	{"HBMAndPMEM", func() topologytest.Machine {
+		return topologytest.Machine{Sockets: 2, CoresPerNode: 4, ThreadsPerCore: 1, MemPerNodeGiB: 16,
+			CPULessNodes: []topologytest.CPULessNode{
+				{Kind: abi.MemoryKind_MEMORY_KIND_HBM, Socket: 0, SizeGiB: 16},
+				{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 0, SizeGiB: 64},
+				{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 64},
+			}}
+	}},
 }
 
 var (

@@ -29,12 +29,14 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	if err != nil {
 		return nil, err
 	}
+	kinds := s.ix.memKindsOf(pod, spec)
 	affs := s.cfg.affinities(pod, spec)
-	// byAffinity is an order with the pools c has affinity to first.
-	byAffinity := func(next order) order { return next }
+	// byAffinity is an order with the pools c has affinity to first, then
+	// those with the memory kinds it asks for.
+	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
 	if byPool, any := s.poolAffinities(affs, c.id); any {
 		scores := s.affinityScores(byPool)
-		byAffinity = func(next order) order { return withAffinity(scores, next) }
+		byAffinity = func(next order) order { return withAffinity(scores, s.withMemKinds(kinds, next)) }
 	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
@@ -105,7 +107,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		c.cpus, c.cpusText = cpus, cpus.String()
 	}
 	if req.pinMems {
-		c.mems = c.pool.memsText
+		c.mems = s.memsFor(c.pool, kinds)
 	}
 	s.add(c)
 	return c, nil

@@ -32,8 +32,8 @@ type pool struct {
 
 	cpus     cpuset.Set // its available CPUs, reserved and isolated ones included
 	nodes    cpuset.Set // the NUMA nodes of those CPUs
-	mems     cpuset.Set // the memory nodes its containers get
-	memsText string
+	mems     cpuset.Set // the memory nodes of its CPUs' nodes, every kind
+	memsText string     // those of the default kinds: what its containers get unless annotated
 	sharable cpuset.Set // cpus − reserved − isolated: what shared containers may use
 	isolated cpuset.Set // cpus ∩ isolated: for exclusive grants only
 
@@ -97,7 +97,13 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 			// with memory, whatever availableResources leaves of the CPUs.
 			p.mems = ix.memsOf(cpuset.New(ix.nodeIDs...))
 		}
-		p.memsText = p.mems.String()
+		// What a container gets by default: memDefault's kinds, the whole
+		// set where the pool has none of them.
+		if def := ix.ofKinds(p.mems, ix.defaultKinds()); !def.IsEmpty() {
+			p.memsText = def.String()
+		} else {
+			p.memsText = p.mems.String()
+		}
 		p.isolated = p.cpus.Intersection(r.isolated)
 		p.sharable = p.cpus.Difference(r.reserved).Difference(r.isolated)
 		p.shared, p.nShared, p.stale = p.sharable, p.sharable.Size(), true

@@ -22,6 +22,7 @@ type topoIndex struct {
 	nodes    map[uint32]*abi.NUMANode
 	nodeIDs  []uint32 // sorted
 	coreSlot []int32  // scratch for freeCores: core id → index, -1 between calls
+	kinds    memKinds // the kinds of memory the nodes have
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
@@ -56,6 +57,11 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		ix.nodeIDs = append(ix.nodeIDs, n.Id)
 	}
 	ix.nodeIDs = cpuset.New(ix.nodeIDs...).Sorted()
+	for _, n := range ix.nodeIDs {
+		if ix.hasMemory(n) {
+			ix.kinds |= ix.kindOf(n)
+		}
+	}
 	return ix, nil
 }
 

@@ -50,6 +50,8 @@
 //	memory.preserve.resource-policy.nri.io/pod: "true"               # leave cpuset_mems alone
 //	hide-hyperthreads.resource-policy.nri.io/pod: "true"             # one thread of each core
 //	unlimited-burstable.resource-policy.nri.io/pod: numa             # as unlimitedBurstable
+//	memory-type.resource-policy.nri.io/container.<name>: hbm         # dram, pmem, hbm; default dram,pmem
+//	require-isolated-cpus.resource-policy.nri.io/pod: "true"         # isolated CPUs or refused
 //	resource-policy.nri.io/affinity: "back: [front]"                 # pull towards front's pool
 //	resource-policy.nri.io/anti-affinity: "back: [db]"               # push away from db's pool
 //
