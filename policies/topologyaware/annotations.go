@@ -24,8 +24,6 @@ const (
 // unimplemented are nri-plugins' topology-aware annotations this policy
 // recognises but does not act on, and what a container gets instead.
 var unimplemented = []struct{ key, why string }{
-	{"affinity." + annotationDomain, "container affinity is not implemented"},
-	{"anti-affinity." + annotationDomain, "container anti-affinity is not implemented"},
 	{"memory-type." + annotationDomain, "memory types are not told apart; memory follows the CPUs' nodes"},
 	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
 	{"prefer-cpu-priority." + annotationDomain, "CPU priorities are not read"},

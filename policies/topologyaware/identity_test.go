@@ -69,7 +69,7 @@ var identityScenarios = []struct {
 
 // badConfigScenario: refusals of Init and Reconfigure, and of bad claims.
 func badConfigScenario(t *testing.T, open opener, machine string) {
-	for _, cfg := range []string{"reservedResource:\n  cpu: 1\n", "colocatePods: true\n", "reservedResources:\n  cpu: cpuset:0-x\n",
+	for _, cfg := range []string{"reservedResource:\n  cpu: 1\n", "colocatePods: maybe\n", "reservedResources:\n  cpu: cpuset:0-x\n",
 		"availableResources:\n  cpu: cpuset:0-8191\n", "dra: {enabled: maybe}\n", "a: [1\n"} {
 		if _, err := open(t, machine, cfg, nil); err == nil {
 			t.Errorf("config %q accepted", cfg)
