@@ -19,7 +19,7 @@ func (s *state) pinning(b *balloon, hideHT bool, m memTypes) *pinned {
 	}
 	set := b.pinnable()
 	if hideHT {
-		set = s.ix.singleThreads(set)
+		set = s.ix.SingleThreads(set)
 	}
 	p := &pinned{}
 	switch {
