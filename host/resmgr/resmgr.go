@@ -1,6 +1,6 @@
 // Package resmgr is the agent's owner: it holds the policy, the journal and its
 // checkpoint, the topology and the configuration, and serializes every request
-// (NRI's, and later kubelet's) on one lock.
+// (NRI's and kubelet's DRA calls) on one lock.
 //
 // Each request runs under the lock: the policy is called (with a deadline well
 // under the caller's, and retried once on a rebuilt instance after a runtime
