@@ -25,12 +25,19 @@ func (m *Manager) call(ctx context.Context, method abi.Method, do func(context.C
 	if method != abi.Method_METHOD_POOLS {
 		m.pools.stale = true
 	}
+	fb := m.fallback
 	err := m.attempt(ctx, do)
 	if runtimeFailure(err) {
 		if m.budget(ctx) > 0 {
 			m.log.Error(err, "policy call failed; retrying once on a rebuilt instance", "method", method.Short())
 			err = m.attempt(ctx, do)
 		}
+	}
+	// A rebuild whose restore failed fell back (fallback.go): try the next
+	// way of initializing an instance, as long as there is one.
+	for errors.Is(err, wasm.ErrRestore) && m.fallback != fb && m.budget(ctx) > 0 {
+		fb = m.fallback
+		err = m.attempt(ctx, do)
 	}
 	if isAnswerError(err) {
 		m.refused(method, err)

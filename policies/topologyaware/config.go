@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
@@ -15,10 +16,10 @@ import (
 type Config struct {
 	// ReservedCPU is reservedResources.cpu: the CPUs of kube-system and the
 	// reservedPoolNamespaces. Default 750m, as nri-plugins' Helm chart.
-	ReservedCPU CPUAmount
+	ReservedCPU quantity.CPUAmount
 	// AvailableCPU is availableResources.cpu: the CPUs the policy hands out.
 	// Absent means every online CPU.
-	AvailableCPU CPUAmount
+	AvailableCPU quantity.CPUAmount
 	// ReservedPoolNamespaces are namespace globs (path.Match) placed on the
 	// reserved CPUs, besides kube-system.
 	ReservedPoolNamespaces []string
@@ -51,7 +52,7 @@ type Config struct {
 // DefaultConfig is the configuration an empty config means.
 func DefaultConfig() Config {
 	return Config{
-		ReservedCPU:        CPUAmount{Kind: AmountQuantity, Milli: 750},
+		ReservedCPU:        quantity.CPUAmount{Kind: quantity.Quantity, Milli: 750},
 		PreferIsolatedCPUs: true,
 		PinCPU:             true,
 		PinMemory:          true,
@@ -77,7 +78,7 @@ type document struct {
 }
 
 type resourcesDoc struct {
-	CPU *CPUAmount `json:"cpu"`
+	CPU *quantity.CPUAmount `json:"cpu"`
 }
 
 type draDoc struct {
@@ -137,25 +138,6 @@ func (l *levelName) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("%q: L3 cache pools are not built by this policy (want system, package, die or numa)", s)
 	}
 	return fmt.Errorf("%q: want system, package, die or numa", s)
-}
-
-// UnmarshalJSON implements json.Unmarshaler: a quantity (string or number),
-// "cpuset:LIST" or "exclude-cpuset:LIST".
-func (a *CPUAmount) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return fmt.Errorf("want a string or number, got %s", b)
-		}
-		s = n.String()
-	}
-	v, err := parseCPUAmount(s)
-	if err != nil {
-		return err
-	}
-	*a = v
-	return nil
 }
 
 func configError(field, format string, args ...any) error {

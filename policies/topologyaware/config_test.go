@@ -7,6 +7,7 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -20,12 +21,12 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{"null", "null", func(c topologyaware.Config) bool { return c.ReservedCPU.Milli == 750 }},
 		{"yaml", "reservedResources:\n  cpu: 2\npinCPU: false\npreferSharedCPUs: true\n", func(c topologyaware.Config) bool {
-			return c.ReservedCPU.Kind == topologyaware.AmountQuantity && c.ReservedCPU.Milli == 2000 && !c.PinCPU && c.PreferSharedCPUs
+			return c.ReservedCPU.Kind == quantity.Quantity && c.ReservedCPU.Milli == 2000 && !c.PinCPU && c.PreferSharedCPUs
 		}},
 		{"json", `{"reservedResources":{"cpu":"cpuset:0-1"},"availableResources":{"cpu":"exclude-cpuset:15"},"preferIsolatedCPUs":false}`,
 			func(c topologyaware.Config) bool {
-				return c.ReservedCPU.Kind == topologyaware.AmountCPUSet && c.ReservedCPU.Set.String() == "0-1" &&
-					c.AvailableCPU.Kind == topologyaware.AmountExcludeCPUSet && c.AvailableCPU.String() == "exclude-cpuset:15" && !c.PreferIsolatedCPUs
+				return c.ReservedCPU.Kind == quantity.CPUSet && c.ReservedCPU.Set.String() == "0-1" &&
+					c.AvailableCPU.Kind == quantity.ExcludeCPUSet && c.AvailableCPU.String() == "exclude-cpuset:15" && !c.PreferIsolatedCPUs
 			}},
 		{"dra", "dra: {enabled: true}", func(c topologyaware.Config) bool { return c.DRA }},
 		{"quantities", "reservedResources: {cpu: 0.5}", func(c topologyaware.Config) bool { return c.ReservedCPU.Milli == 500 }},

@@ -95,7 +95,7 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 		if p.parent == nil {
 			// nri-plugins' buildRootPool: the root's memory is every node
 			// with memory, whatever availableResources leaves of the CPUs.
-			p.mems = ix.memsOf(cpuset.New(ix.nodeIDs...))
+			p.mems = ix.memsOf(cpuset.New(ix.NodeIDs()...))
 		}
 		// What a container gets by default: memDefault's kinds, the whole
 		// set where the pool has none of them.

@@ -105,7 +105,7 @@ func (s *state) cpusOf(c *container) string {
 		return t
 	}
 	set, _ := cpuset.Parse(t)
-	return s.ix.singleThread(set).String()
+	return s.ix.SingleThreads(set).String()
 }
 
 // grantedCPUs is the cpuset_cpus of c's grant, hyperthreads included.
