@@ -30,7 +30,10 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		return nil, err
 	}
 	kinds := s.ix.memKindsOf(pod, spec)
-	affs := s.cfg.affinities(pod, spec)
+	affs, err := s.cfg.affinities(pod, spec)
+	if err != nil {
+		return nil, err
+	}
 	// byAffinity is an order with the pools c has affinity to first, then
 	// those with the memory kinds it asks for.
 	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
