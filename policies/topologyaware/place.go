@@ -172,7 +172,7 @@ func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container) order {
 		if lv, known := levelByName(v); known {
 			target = s.existingLevel(lv)
 		} else {
-			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die or numa", spec.GetId(), keyUnlimitedBurstable, v)
+			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die, numa or l3cache", spec.GetId(), keyUnlimitedBurstable, v)
 		}
 	}
 	return func(a, b *pool, free []int64) int {

@@ -1,5 +1,6 @@
 // Package topologyaware is the topology-aware resource policy: it builds a tree
-// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes) and
+// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes, L3
+// caches) and
 // places every container in the smallest pool that fits it, giving Guaranteed
 // containers that ask for whole CPUs exclusive cores, those with a fraction
 // above one CPU exclusive cores plus shared CPUs, and everything else the
