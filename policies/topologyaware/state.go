@@ -46,6 +46,8 @@ type state struct {
 	// changed: the pools whose shared CPUs changed since updates last looked.
 	changed []*pool
 	moved   []*container // scratch for updates
+	left    []*pool      // scratch for choose
+	free    []int64      // scratch for choose: free shared capacity by pool id
 	epoch   int          // marks the pools one refresh visited
 
 	driver       string // the DRA driver name, the vendor of claims' CDI devices
