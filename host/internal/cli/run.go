@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -104,6 +105,12 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	// Loading the policy (instrumenting and compiling it, or reading it from
+	// the compilation cache) leaves tens of MiB of garbage that the Go runtime
+	// would return to the OS only minutes later: return it now, once, so the
+	// agent's steady RSS is not its start-up peak (RATIONALE.md, "Why free
+	// memory after loading the policy?").
+	debug.FreeOSMemory()
 	mgr.Store(m)
 	drv, err := startDRA(cfg, name, m, log)
 	if err != nil {
