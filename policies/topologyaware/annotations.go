@@ -19,12 +19,12 @@ const (
 	keyUnlimitedBurstable = "unlimited-burstable." + annotationDomain
 	keyHideHyperthreads   = "hide-hyperthreads." + annotationDomain
 	keyRequireIsolated    = "require-isolated-cpus." + annotationDomain
+	keyMemoryType         = "memory-type." + annotationDomain
 )
 
 // unimplemented are nri-plugins' topology-aware annotations this policy
 // recognises but does not act on, and what a container gets instead.
 var unimplemented = []struct{ key, why string }{
-	{"memory-type." + annotationDomain, "memory types are not told apart; memory follows the CPUs' nodes"},
 	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
 	{"prefer-cpu-priority." + annotationDomain, "CPU priorities are not read"},
 	{"pick-resources-by-hints." + annotationDomain, "topology hints are not used"},

@@ -29,12 +29,17 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	if err != nil {
 		return nil, err
 	}
-	affs := s.cfg.affinities(pod, spec)
-	// byAffinity is an order with the pools c has affinity to first.
-	byAffinity := func(next order) order { return next }
+	kinds := s.ix.memKindsOf(pod, spec)
+	affs, err := s.cfg.affinities(pod, spec)
+	if err != nil {
+		return nil, err
+	}
+	// byAffinity is an order with the pools c has affinity to first, then
+	// those with the memory kinds it asks for.
+	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
 	if byPool, any := s.poolAffinities(affs, c.id); any {
 		scores := s.affinityScores(byPool)
-		byAffinity = func(next order) order { return withAffinity(scores, next) }
+		byAffinity = func(next order) order { return withAffinity(scores, s.withMemKinds(kinds, next)) }
 	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
@@ -105,7 +110,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		c.cpus, c.cpusText = cpus, cpus.String()
 	}
 	if req.pinMems {
-		c.mems = c.pool.memsText
+		c.mems = s.memsFor(c.pool, kinds)
 	}
 	s.add(c)
 	return c, nil
@@ -167,7 +172,7 @@ func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container) order {
 		if lv, known := levelByName(v); known {
 			target = s.existingLevel(lv)
 		} else {
-			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die or numa", spec.GetId(), keyUnlimitedBurstable, v)
+			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die, numa or l3cache", spec.GetId(), keyUnlimitedBurstable, v)
 		}
 	}
 	return func(a, b *pool, free []int64) int {

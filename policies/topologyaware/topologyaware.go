@@ -1,5 +1,6 @@
 // Package topologyaware is the topology-aware resource policy: it builds a tree
-// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes) and
+// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes, L3
+// caches) and
 // places every container in the smallest pool that fits it, giving Guaranteed
 // containers that ask for whole CPUs exclusive cores, those with a fraction
 // above one CPU exclusive cores plus shared CPUs, and everything else the
@@ -50,6 +51,8 @@
 //	memory.preserve.resource-policy.nri.io/pod: "true"               # leave cpuset_mems alone
 //	hide-hyperthreads.resource-policy.nri.io/pod: "true"             # one thread of each core
 //	unlimited-burstable.resource-policy.nri.io/pod: numa             # as unlimitedBurstable
+//	memory-type.resource-policy.nri.io/container.<name>: hbm         # dram, pmem, hbm; default dram,pmem
+//	require-isolated-cpus.resource-policy.nri.io/pod: "true"         # isolated CPUs or refused
 //	resource-policy.nri.io/affinity: "back: [front]"                 # pull towards front's pool
 //	resource-policy.nri.io/anti-affinity: "back: [db]"               # push away from db's pool
 //
