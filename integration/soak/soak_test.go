@@ -4,8 +4,9 @@
 // real containerd and runc for a while under random pod churn of every QoS
 // class, SIGKILLs of the agent, containerd restarts and live configuration
 // changes, and after every step checks the real cgroups against the agent's
-// journal and containerd's record. `make soak` runs it; SOAK_DURATION sets
-// how long (default 10m).
+// journal and containerd's record. The policy is topology-aware with faults
+// (testdata/trapping): pods of some names make it trap. `make soak` runs it;
+// SOAK_DURATION sets how long (default 10m).
 package soak
 
 import (
@@ -13,6 +14,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +26,8 @@ import (
 	"github.com/nriwasm/nriwasm/integration/containerd"
 )
 
-var binary string
+// binary is the nriwasm binary; trapping the policy module with faults.
+var binary, trapping string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "nriwasm-soak-")
@@ -35,6 +39,13 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(dir)
 		if binary, err = agent.Build(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		trapping = filepath.Join(dir, "trapping.wasm")
+		build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", trapping, "./testdata/trapping")
+		build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building the trapping policy: %v\n%s", err, out)
 			return 1
 		}
 		return m.Run()
@@ -69,6 +80,7 @@ type soak struct {
 	n      int             // pods created
 
 	events, faults, checks, violations int
+	traps                              map[string]int // pods made to trap, by kind
 	reconnects                         []time.Duration
 	reserved                           int
 }
@@ -95,12 +107,12 @@ func TestSoak(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d+10*time.Minute)
 	defer cancel()
-	s := &soak{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, seed)), online: online, ctrs: map[string]live{}}
+	s := &soak{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, seed)), online: online, ctrs: map[string]live{}, traps: map[string]int{}}
 	for _, c := range online.Sorted() {
 		s.cpus = append(s.cpus, int(c))
 	}
 	s.c = containerd.Start(t, containerd.Options{})
-	s.a = agent.Start(t, agent.Options{Binary: binary, NRISocket: s.c.NRISocket, Config: config(fmt.Sprint(s.cpus[0]))})
+	s.a = agent.Start(t, agent.Options{Binary: binary, NRISocket: s.c.NRISocket, Policy: trapping, Config: config(fmt.Sprint(s.cpus[0]))})
 	end := time.Now().Add(d)
 	for time.Now().Before(end) && !t.Failed() {
 		s.step()
@@ -108,6 +120,13 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("FIGURE soak %v on %d CPUs (cgroup v2: %v): %d events, %d faults injected, %d checks, %d violations",
 		d, online.Size(), containerd.CgroupV2(), s.events, s.faults, s.checks, s.violations)
+	log := s.a.Log()
+	trapped, rebuilt := strings.Count(log, "trapping: fault injected"), strings.Count(log, "policy instance rebuilt")
+	t.Logf("FIGURE soak pods whose calls trap: %d trapone (retried on a rebuilt instance), %d trapall (fail-open); %d traps, %d instances rebuilt",
+		s.traps["trapone"], s.traps["trapall"], trapped, rebuilt)
+	if s.traps["trapone"]+s.traps["trapall"] > 0 && (trapped == 0 || rebuilt == 0) {
+		t.Errorf("%d pods were made to trap, but the agent logged %d traps and %d rebuilds", s.traps["trapone"]+s.traps["trapall"], trapped, rebuilt)
+	}
 	t.Logf("FIGURE soak containerd restart to agent reconnected: %v", s.reconnects)
 	if s.violations > 0 {
 		t.Errorf("%d violations", s.violations)
@@ -160,7 +179,19 @@ func (s *soak) runPod() {
 	if s.rng.IntN(8) == 0 {
 		ns = "kube-system"
 	}
-	pod, err := s.c.RunPodSandbox(s.ctx, containerd.PodOptions{Name: fmt.Sprintf("p%d", s.n), Namespace: ns, QOS: qos})
+	name := fmt.Sprintf("p%d", s.n)
+	// 1 in 8 pods make the policy trap: 2 in 3 of those once per call, the
+	// others on every call (testdata/trapping).
+	if r := s.rng.IntN(24); r < 3 {
+		kind := "trapone"
+		if r == 2 {
+			kind = "trapall"
+		}
+		s.traps[kind]++
+		s.faults++
+		name = kind + "-" + name
+	}
+	pod, err := s.c.RunPodSandbox(s.ctx, containerd.PodOptions{Name: name, Namespace: ns, QOS: qos})
 	if err != nil {
 		s.t.Fatal(err)
 	}
