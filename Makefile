@@ -162,8 +162,9 @@ integration: integration-deps ## run the tests against a real containerd, kube-a
 # How long `make soak` runs; .ci/run passes a shorter one.
 SOAK_DURATION ?= 10m
 
-soak: ## run the agent against real containerd under churn, kill -9, restarts and live changes for SOAK_DURATION (as root)
+soak: ## run the agent against real containerd (and kube-apiserver for DRA claims) under churn, kill -9, restarts, traps and live changes for SOAK_DURATION (as root; SOAK_DRA=0 leaves DRA out)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
 	SOAK_DURATION=$(SOAK_DURATION) NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v -timeout 0 -run TestSoak ./integration/soak/
 
 e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)
