@@ -40,6 +40,8 @@ const (
 	Method_METHOD_STOP_POD_SANDBOX   Method = 13
 	Method_METHOD_REMOVE_POD_SANDBOX Method = 14
 	Method_METHOD_DUMP_STATE         Method = 15
+	// Since ABI v1.2, asked only of a policy that lists it in its capabilities.
+	Method_METHOD_POOLS Method = 16
 )
 
 // Enum value maps for Method.
@@ -61,6 +63,7 @@ var (
 		13: "METHOD_STOP_POD_SANDBOX",
 		14: "METHOD_REMOVE_POD_SANDBOX",
 		15: "METHOD_DUMP_STATE",
+		16: "METHOD_POOLS",
 	}
 	Method_value = map[string]int32{
 		"METHOD_UNSPECIFIED":        0,
@@ -79,6 +82,7 @@ var (
 		"METHOD_STOP_POD_SANDBOX":   13,
 		"METHOD_REMOVE_POD_SANDBOX": 14,
 		"METHOD_DUMP_STATE":         15,
+		"METHOD_POOLS":              16,
 	}
 )
 

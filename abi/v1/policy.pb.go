@@ -658,6 +658,201 @@ func (x *DumpStateResponse) GetJson() []byte {
 	return nil
 }
 
+// PoolsRequest asks for the policy's pools of CPUs: what the host exports as
+// nriwasm_pool_* metrics and shows on a CPU map. Since ABI v1.2; the host sends
+// it only to a policy that lists METHOD_POOLS in its capabilities, never
+// between a failure and the next Init, and never more often than decisions
+// change (it may ask again after any call that changed an assignment).
+type PoolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PoolsRequest) Reset() {
+	*x = PoolsRequest{}
+	mi := &file_abi_v1_policy_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolsRequest) ProtoMessage() {}
+
+func (x *PoolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_abi_v1_policy_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolsRequest.ProtoReflect.Descriptor instead.
+func (*PoolsRequest) Descriptor() ([]byte, []int) {
+	return file_abi_v1_policy_proto_rawDescGZIP(), []int{11}
+}
+
+// PoolsResponse lists the policy's pools. The host refuses the whole answer if
+// a pool's name is empty, not unique or longer than 128 bytes, if there are more
+// than 256 pools, or if a CPU or memory node list does not parse or names what
+// the node does not have (abi/README.md section 14).
+type PoolsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pools         []*Pool                `protobuf:"bytes,1,rep,name=pools,proto3" json:"pools,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PoolsResponse) Reset() {
+	*x = PoolsResponse{}
+	mi := &file_abi_v1_policy_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolsResponse) ProtoMessage() {}
+
+func (x *PoolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_abi_v1_policy_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolsResponse.ProtoReflect.Descriptor instead.
+func (*PoolsResponse) Descriptor() ([]byte, []int) {
+	return file_abi_v1_policy_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PoolsResponse) GetPools() []*Pool {
+	if x != nil {
+		return x.Pools
+	}
+	return nil
+}
+
+// Pool is one set of CPUs the policy places containers in: a topology-aware
+// pool (a socket, a die, a NUMA node, the root), a balloon, or whatever the
+// policy groups by. Pools may overlap (a parent and its children).
+type Pool struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A name unique among the answer's pools, at most 128 bytes, stable while the
+	// pool exists (e.g. "socket0", "app[0]"): it is a metric label value.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Every CPU the pool holds, as a Linux CPU list ("0-3,8").
+	Cpus string `protobuf:"bytes,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	// The CPUs the pool's containers share: for a pool that grants CPUs
+	// exclusively, its CPUs not granted; for a balloon, the idle CPUs it borrows
+	// (shareIdleCPUsInSame), which need not be among cpus.
+	SharedCpus string `protobuf:"bytes,3,opt,name=shared_cpus,json=sharedCpus,proto3" json:"shared_cpus,omitempty"`
+	// What the pool can give, in milli-CPU.
+	CapacityMilliCpu uint64 `protobuf:"varint,4,opt,name=capacity_milli_cpu,json=capacityMilliCpu,proto3" json:"capacity_milli_cpu,omitempty"`
+	// What containers in the pool have been given (requests), in milli-CPU.
+	AllocatedMilliCpu uint64 `protobuf:"varint,5,opt,name=allocated_milli_cpu,json=allocatedMilliCpu,proto3" json:"allocated_milli_cpu,omitempty"`
+	// The containers placed in the pool, by container id.
+	ContainerIds []string `protobuf:"bytes,6,rep,name=container_ids,json=containerIds,proto3" json:"container_ids,omitempty"`
+	// The memory nodes the pool's containers get, as a Linux list ("0-1"); empty
+	// when the policy leaves their memory alone.
+	MemoryNodes   string `protobuf:"bytes,7,opt,name=memory_nodes,json=memoryNodes,proto3" json:"memory_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pool) Reset() {
+	*x = Pool{}
+	mi := &file_abi_v1_policy_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pool) ProtoMessage() {}
+
+func (x *Pool) ProtoReflect() protoreflect.Message {
+	mi := &file_abi_v1_policy_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pool.ProtoReflect.Descriptor instead.
+func (*Pool) Descriptor() ([]byte, []int) {
+	return file_abi_v1_policy_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Pool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Pool) GetCpus() string {
+	if x != nil {
+		return x.Cpus
+	}
+	return ""
+}
+
+func (x *Pool) GetSharedCpus() string {
+	if x != nil {
+		return x.SharedCpus
+	}
+	return ""
+}
+
+func (x *Pool) GetCapacityMilliCpu() uint64 {
+	if x != nil {
+		return x.CapacityMilliCpu
+	}
+	return 0
+}
+
+func (x *Pool) GetAllocatedMilliCpu() uint64 {
+	if x != nil {
+		return x.AllocatedMilliCpu
+	}
+	return 0
+}
+
+func (x *Pool) GetContainerIds() []string {
+	if x != nil {
+		return x.ContainerIds
+	}
+	return nil
+}
+
+func (x *Pool) GetMemoryNodes() string {
+	if x != nil {
+		return x.MemoryNodes
+	}
+	return ""
+}
+
 var File_abi_v1_policy_proto protoreflect.FileDescriptor
 
 const file_abi_v1_policy_proto_rawDesc = "" +
@@ -703,7 +898,19 @@ const file_abi_v1_policy_proto_rawDesc = "" +
 	"\aupdates\x18\x02 \x03(\v2\x17.abi.v1.ContainerUpdateR\aupdates\"\x12\n" +
 	"\x10DumpStateRequest\"'\n" +
 	"\x11DumpStateResponse\x12\x12\n" +
-	"\x04json\x18\x01 \x01(\fR\x04jsonB&Z$github.com/nriwasm/nriwasm/abi/v1;v1b\x06proto3"
+	"\x04json\x18\x01 \x01(\fR\x04json\"\x0e\n" +
+	"\fPoolsRequest\"3\n" +
+	"\rPoolsResponse\x12\"\n" +
+	"\x05pools\x18\x01 \x03(\v2\f.abi.v1.PoolR\x05pools\"\xf5\x01\n" +
+	"\x04Pool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x1f\n" +
+	"\vshared_cpus\x18\x03 \x01(\tR\n" +
+	"sharedCpus\x12,\n" +
+	"\x12capacity_milli_cpu\x18\x04 \x01(\x04R\x10capacityMilliCpu\x12.\n" +
+	"\x13allocated_milli_cpu\x18\x05 \x01(\x04R\x11allocatedMilliCpu\x12#\n" +
+	"\rcontainer_ids\x18\x06 \x03(\tR\fcontainerIds\x12!\n" +
+	"\fmemory_nodes\x18\a \x01(\tR\vmemoryNodesB&Z$github.com/nriwasm/nriwasm/abi/v1;v1b\x06proto3"
 
 var (
 	file_abi_v1_policy_proto_rawDescOnce sync.Once
@@ -717,7 +924,7 @@ func file_abi_v1_policy_proto_rawDescGZIP() []byte {
 	return file_abi_v1_policy_proto_rawDescData
 }
 
-var file_abi_v1_policy_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_abi_v1_policy_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_abi_v1_policy_proto_goTypes = []any{
 	(*PolicyMetadata)(nil),      // 0: abi.v1.PolicyMetadata
 	(*InfoRequest)(nil),         // 1: abi.v1.InfoRequest
@@ -730,30 +937,34 @@ var file_abi_v1_policy_proto_goTypes = []any{
 	(*ReconfigureResponse)(nil), // 8: abi.v1.ReconfigureResponse
 	(*DumpStateRequest)(nil),    // 9: abi.v1.DumpStateRequest
 	(*DumpStateResponse)(nil),   // 10: abi.v1.DumpStateResponse
-	(Method)(0),                 // 11: abi.v1.Method
-	(*Topology)(nil),            // 12: abi.v1.Topology
-	(*PodSandbox)(nil),          // 13: abi.v1.PodSandbox
-	(*Container)(nil),           // 14: abi.v1.Container
-	(*Claim)(nil),               // 15: abi.v1.Claim
-	(*AllocateResponse)(nil),    // 16: abi.v1.AllocateResponse
-	(*ContainerUpdate)(nil),     // 17: abi.v1.ContainerUpdate
+	(*PoolsRequest)(nil),        // 11: abi.v1.PoolsRequest
+	(*PoolsResponse)(nil),       // 12: abi.v1.PoolsResponse
+	(*Pool)(nil),                // 13: abi.v1.Pool
+	(Method)(0),                 // 14: abi.v1.Method
+	(*Topology)(nil),            // 15: abi.v1.Topology
+	(*PodSandbox)(nil),          // 16: abi.v1.PodSandbox
+	(*Container)(nil),           // 17: abi.v1.Container
+	(*Claim)(nil),               // 18: abi.v1.Claim
+	(*AllocateResponse)(nil),    // 19: abi.v1.AllocateResponse
+	(*ContainerUpdate)(nil),     // 20: abi.v1.ContainerUpdate
 }
 var file_abi_v1_policy_proto_depIdxs = []int32{
-	11, // 0: abi.v1.PolicyMetadata.capabilities:type_name -> abi.v1.Method
+	14, // 0: abi.v1.PolicyMetadata.capabilities:type_name -> abi.v1.Method
 	0,  // 1: abi.v1.InfoResponse.metadata:type_name -> abi.v1.PolicyMetadata
-	12, // 2: abi.v1.InitRequest.topology:type_name -> abi.v1.Topology
+	15, // 2: abi.v1.InitRequest.topology:type_name -> abi.v1.Topology
 	4,  // 3: abi.v1.InitRequest.restore:type_name -> abi.v1.RestoreState
-	13, // 4: abi.v1.RestoreState.pods:type_name -> abi.v1.PodSandbox
-	14, // 5: abi.v1.RestoreState.containers:type_name -> abi.v1.Container
+	16, // 4: abi.v1.RestoreState.pods:type_name -> abi.v1.PodSandbox
+	17, // 5: abi.v1.RestoreState.containers:type_name -> abi.v1.Container
 	5,  // 6: abi.v1.RestoreState.claims:type_name -> abi.v1.PreparedClaim
-	15, // 7: abi.v1.PreparedClaim.claim:type_name -> abi.v1.Claim
-	16, // 8: abi.v1.PreparedClaim.allocation:type_name -> abi.v1.AllocateResponse
-	17, // 9: abi.v1.ReconfigureResponse.updates:type_name -> abi.v1.ContainerUpdate
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	18, // 7: abi.v1.PreparedClaim.claim:type_name -> abi.v1.Claim
+	19, // 8: abi.v1.PreparedClaim.allocation:type_name -> abi.v1.AllocateResponse
+	20, // 9: abi.v1.ReconfigureResponse.updates:type_name -> abi.v1.ContainerUpdate
+	13, // 10: abi.v1.PoolsResponse.pools:type_name -> abi.v1.Pool
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_abi_v1_policy_proto_init() }
@@ -771,7 +982,7 @@ func file_abi_v1_policy_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_abi_v1_policy_proto_rawDesc), len(file_abi_v1_policy_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

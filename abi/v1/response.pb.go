@@ -46,6 +46,7 @@ type Response struct {
 	//	*Response_StopPodSandbox
 	//	*Response_RemovePodSandbox
 	//	*Response_DumpState
+	//	*Response_Pools
 	//	*Response_Error
 	Result        isResponse_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
@@ -224,6 +225,15 @@ func (x *Response) GetDumpState() *DumpStateResponse {
 	return nil
 }
 
+func (x *Response) GetPools() *PoolsResponse {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Pools); ok {
+			return x.Pools
+		}
+	}
+	return nil
+}
+
 func (x *Response) GetError() *Error {
 	if x != nil {
 		if x, ok := x.Result.(*Response_Error); ok {
@@ -297,6 +307,10 @@ type Response_DumpState struct {
 	DumpState *DumpStateResponse `protobuf:"bytes,15,opt,name=dump_state,json=dumpState,proto3,oneof"`
 }
 
+type Response_Pools struct {
+	Pools *PoolsResponse `protobuf:"bytes,16,opt,name=pools,proto3,oneof"`
+}
+
 type Response_Error struct {
 	Error *Error `protobuf:"bytes,100,opt,name=error,proto3,oneof"`
 }
@@ -331,13 +345,15 @@ func (*Response_RemovePodSandbox) isResponse_Result() {}
 
 func (*Response_DumpState) isResponse_Result() {}
 
+func (*Response_Pools) isResponse_Result() {}
+
 func (*Response_Error) isResponse_Result() {}
 
 var File_abi_v1_response_proto protoreflect.FileDescriptor
 
 const file_abi_v1_response_proto_rawDesc = "" +
 	"\n" +
-	"\x15abi/v1/response.proto\x12\x06abi.v1\x1a\x10abi/v1/abi.proto\x1a\x10abi/v1/dra.proto\x1a\x16abi/v1/lifecycle.proto\x1a\x13abi/v1/policy.proto\"\x8c\b\n" +
+	"\x15abi/v1/response.proto\x12\x06abi.v1\x1a\x10abi/v1/abi.proto\x1a\x10abi/v1/dra.proto\x1a\x16abi/v1/lifecycle.proto\x1a\x13abi/v1/policy.proto\"\xbb\b\n" +
 	"\bResponse\x12*\n" +
 	"\x04info\x18\x01 \x01(\v2\x14.abi.v1.InfoResponseH\x00R\x04info\x12*\n" +
 	"\x04init\x18\x02 \x01(\v2\x14.abi.v1.InitResponseH\x00R\x04init\x12?\n" +
@@ -355,7 +371,8 @@ const file_abi_v1_response_proto_rawDesc = "" +
 	"\x10stop_pod_sandbox\x18\r \x01(\v2\x1e.abi.v1.StopPodSandboxResponseH\x00R\x0estopPodSandbox\x12P\n" +
 	"\x12remove_pod_sandbox\x18\x0e \x01(\v2 .abi.v1.RemovePodSandboxResponseH\x00R\x10removePodSandbox\x12:\n" +
 	"\n" +
-	"dump_state\x18\x0f \x01(\v2\x19.abi.v1.DumpStateResponseH\x00R\tdumpState\x12%\n" +
+	"dump_state\x18\x0f \x01(\v2\x19.abi.v1.DumpStateResponseH\x00R\tdumpState\x12-\n" +
+	"\x05pools\x18\x10 \x01(\v2\x15.abi.v1.PoolsResponseH\x00R\x05pools\x12%\n" +
 	"\x05error\x18d \x01(\v2\r.abi.v1.ErrorH\x00R\x05errorB\b\n" +
 	"\x06resultB&Z$github.com/nriwasm/nriwasm/abi/v1;v1b\x06proto3"
 
@@ -389,7 +406,8 @@ var file_abi_v1_response_proto_goTypes = []any{
 	(*StopPodSandboxResponse)(nil),   // 13: abi.v1.StopPodSandboxResponse
 	(*RemovePodSandboxResponse)(nil), // 14: abi.v1.RemovePodSandboxResponse
 	(*DumpStateResponse)(nil),        // 15: abi.v1.DumpStateResponse
-	(*Error)(nil),                    // 16: abi.v1.Error
+	(*PoolsResponse)(nil),            // 16: abi.v1.PoolsResponse
+	(*Error)(nil),                    // 17: abi.v1.Error
 }
 var file_abi_v1_response_proto_depIdxs = []int32{
 	1,  // 0: abi.v1.Response.info:type_name -> abi.v1.InfoResponse
@@ -407,12 +425,13 @@ var file_abi_v1_response_proto_depIdxs = []int32{
 	13, // 12: abi.v1.Response.stop_pod_sandbox:type_name -> abi.v1.StopPodSandboxResponse
 	14, // 13: abi.v1.Response.remove_pod_sandbox:type_name -> abi.v1.RemovePodSandboxResponse
 	15, // 14: abi.v1.Response.dump_state:type_name -> abi.v1.DumpStateResponse
-	16, // 15: abi.v1.Response.error:type_name -> abi.v1.Error
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	16, // 15: abi.v1.Response.pools:type_name -> abi.v1.PoolsResponse
+	17, // 16: abi.v1.Response.error:type_name -> abi.v1.Error
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_abi_v1_response_proto_init() }
@@ -440,6 +459,7 @@ func file_abi_v1_response_proto_init() {
 		(*Response_StopPodSandbox)(nil),
 		(*Response_RemovePodSandbox)(nil),
 		(*Response_DumpState)(nil),
+		(*Response_Pools)(nil),
 		(*Response_Error)(nil),
 	}
 	type x struct{}

@@ -36,6 +36,7 @@ type Response struct {
 	//	*Response_StopPodSandbox
 	//	*Response_RemovePodSandbox
 	//	*Response_DumpState
+	//	*Response_Pools
 	//	*Response_Error
 	Result isResponse_Result `protobuf_oneof:"result"`
 }
@@ -158,6 +159,13 @@ func (x *Response) GetDumpState() *DumpStateResponse {
 	return nil
 }
 
+func (x *Response) GetPools() *PoolsResponse {
+	if x, ok := x.GetResult().(*Response_Pools); ok {
+		return x.Pools
+	}
+	return nil
+}
+
 func (x *Response) GetError() *Error {
 	if x, ok := x.GetResult().(*Response_Error); ok {
 		return x.Error
@@ -229,6 +237,10 @@ type Response_DumpState struct {
 	DumpState *DumpStateResponse `protobuf:"bytes,15,opt,name=dump_state,json=dumpState,proto3,oneof"`
 }
 
+type Response_Pools struct {
+	Pools *PoolsResponse `protobuf:"bytes,16,opt,name=pools,proto3,oneof"`
+}
+
 type Response_Error struct {
 	Error *Error `protobuf:"bytes,100,opt,name=error,proto3,oneof"`
 }
@@ -262,6 +274,8 @@ func (*Response_StopPodSandbox) isResponse_Result() {}
 func (*Response_RemovePodSandbox) isResponse_Result() {}
 
 func (*Response_DumpState) isResponse_Result() {}
+
+func (*Response_Pools) isResponse_Result() {}
 
 func (*Response_Error) isResponse_Result() {}
 
@@ -475,6 +489,19 @@ func (m *Response_DumpState) CloneVT() *Response_DumpState {
 }
 
 func (m *Response_DumpState) CloneOneofVT() isResponse_Result {
+	return m.CloneVT()
+}
+
+func (m *Response_Pools) CloneVT() *Response_Pools {
+	if m == nil {
+		return (*Response_Pools)(nil)
+	}
+	r := new(Response_Pools)
+	r.Pools = m.Pools.CloneVT()
+	return r
+}
+
+func (m *Response_Pools) CloneOneofVT() isResponse_Result {
 	return m.CloneVT()
 }
 
@@ -884,6 +911,31 @@ func (this *Response_DumpState) EqualVT(thatIface isResponse_Result) bool {
 		}
 		if q == nil {
 			q = &DumpStateResponse{}
+		}
+		if !p.EqualVT(q) {
+			return false
+		}
+	}
+	return true
+}
+
+func (this *Response_Pools) EqualVT(thatIface isResponse_Result) bool {
+	that, ok := thatIface.(*Response_Pools)
+	if !ok {
+		return false
+	}
+	if this == that {
+		return true
+	}
+	if this == nil && that != nil || this != nil && that == nil {
+		return false
+	}
+	if p, q := this.Pools, that.Pools; p != q {
+		if p == nil {
+			p = &PoolsResponse{}
+		}
+		if q == nil {
+			q = &PoolsResponse{}
 		}
 		if !p.EqualVT(q) {
 			return false
@@ -1304,6 +1356,33 @@ func (m *Response_DumpState) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	}
 	return len(dAtA) - i, nil
 }
+func (m *Response_Pools) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *Response_Pools) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	if m.Pools != nil {
+		size, err := m.Pools.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protobuf_go_lite.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x82
+	} else {
+		i = protobuf_go_lite.EncodeVarint(dAtA, i, 0)
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x82
+	}
+	return len(dAtA) - i, nil
+}
 func (m *Response_Error) MarshalToVT(dAtA []byte) (int, error) {
 	size := m.SizeVT()
 	return m.MarshalToSizedBufferVT(dAtA[:size])
@@ -1551,6 +1630,20 @@ func (m *Response_DumpState) SizeVT() (n int) {
 		n += 1 + l + protobuf_go_lite.SizeOfVarint(uint64(l))
 	} else {
 		n += 2
+	}
+	return n
+}
+func (m *Response_Pools) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Pools != nil {
+		l = m.Pools.SizeVT()
+		n += 2 + l + protobuf_go_lite.SizeOfVarint(uint64(l))
+	} else {
+		n += 3
 	}
 	return n
 }
@@ -2081,6 +2174,39 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 					return err
 				}
 				m.Result = &Response_DumpState{DumpState: v}
+			}
+			iNdEx = postIndex
+		case 16:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+			}
+			var msglen int
+			var _v uint64
+			_v, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			msglen = int(_v)
+			if err != nil {
+				return err
+			}
+			if msglen < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if oneof, ok := m.Result.(*Response_Pools); ok {
+				if err := oneof.Pools.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+			} else {
+				v := &PoolsResponse{}
+				if err := v.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+				m.Result = &Response_Pools{Pools: v}
 			}
 			iNdEx = postIndex
 		case 100:
@@ -2651,6 +2777,39 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 					return err
 				}
 				m.Result = &Response_DumpState{DumpState: v}
+			}
+			iNdEx = postIndex
+		case 16:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+			}
+			var msglen int
+			var _v uint64
+			_v, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			msglen = int(_v)
+			if err != nil {
+				return err
+			}
+			if msglen < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if oneof, ok := m.Result.(*Response_Pools); ok {
+				if err := oneof.Pools.UnmarshalVTUnsafe(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+			} else {
+				v := &PoolsResponse{}
+				if err := v.UnmarshalVTUnsafe(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+				m.Result = &Response_Pools{Pools: v}
 			}
 			iNdEx = postIndex
 		case 100:

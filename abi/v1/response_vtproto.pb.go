@@ -176,6 +176,15 @@ func (m *Response_DumpState) CloneVT() isResponse_Result {
 	return r
 }
 
+func (m *Response_Pools) CloneVT() isResponse_Result {
+	if m == nil {
+		return (*Response_Pools)(nil)
+	}
+	r := new(Response_Pools)
+	r.Pools = m.Pools.CloneVT()
+	return r
+}
+
 func (m *Response_Error) CloneVT() isResponse_Result {
 	if m == nil {
 		return (*Response_Error)(nil)
@@ -586,6 +595,31 @@ func (this *Response_DumpState) EqualVT(thatIface isResponse_Result) bool {
 	return true
 }
 
+func (this *Response_Pools) EqualVT(thatIface isResponse_Result) bool {
+	that, ok := thatIface.(*Response_Pools)
+	if !ok {
+		return false
+	}
+	if this == that {
+		return true
+	}
+	if this == nil && that != nil || this != nil && that == nil {
+		return false
+	}
+	if p, q := this.Pools, that.Pools; p != q {
+		if p == nil {
+			p = &PoolsResponse{}
+		}
+		if q == nil {
+			q = &PoolsResponse{}
+		}
+		if !p.EqualVT(q) {
+			return false
+		}
+	}
+	return true
+}
+
 func (this *Response_Error) EqualVT(thatIface isResponse_Result) bool {
 	that, ok := thatIface.(*Response_Error)
 	if !ok {
@@ -938,6 +972,27 @@ func (m *Response_DumpState) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	}
 	return len(dAtA) - i, nil
 }
+func (m *Response_Pools) MarshalToVT(dAtA []byte) (int, error) {
+	size := m.SizeVT()
+	return m.MarshalToSizedBufferVT(dAtA[:size])
+}
+
+func (m *Response_Pools) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	if m.Pools != nil {
+		size, err := m.Pools.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x1
+		i--
+		dAtA[i] = 0x82
+	}
+	return len(dAtA) - i, nil
+}
 func (m *Response_Error) MarshalToVT(dAtA []byte) (int, error) {
 	size := m.SizeVT()
 	return m.MarshalToSizedBufferVT(dAtA[:size])
@@ -1149,6 +1204,18 @@ func (m *Response_DumpState) SizeVT() (n int) {
 	if m.DumpState != nil {
 		l = m.DumpState.SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	return n
+}
+func (m *Response_Pools) SizeVT() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	if m.Pools != nil {
+		l = m.Pools.SizeVT()
+		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	return n
 }
@@ -1806,6 +1873,47 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 					return err
 				}
 				m.Result = &Response_DumpState{DumpState: v}
+			}
+			iNdEx = postIndex
+		case 16:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if oneof, ok := m.Result.(*Response_Pools); ok {
+				if err := oneof.Pools.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+			} else {
+				v := &PoolsResponse{}
+				if err := v.UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+				m.Result = &Response_Pools{Pools: v}
 			}
 			iNdEx = postIndex
 		case 100:
@@ -2513,6 +2621,47 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 					return err
 				}
 				m.Result = &Response_DumpState{DumpState: v}
+			}
+			iNdEx = postIndex
+		case 16:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if oneof, ok := m.Result.(*Response_Pools); ok {
+				if err := oneof.Pools.UnmarshalVTUnsafe(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+			} else {
+				v := &PoolsResponse{}
+				if err := v.UnmarshalVTUnsafe(dAtA[iNdEx:postIndex]); err != nil {
+					return err
+				}
+				m.Result = &Response_Pools{Pools: v}
 			}
 			iNdEx = postIndex
 		case 100:

@@ -11,6 +11,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/validate"
 	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 )
 
 // TestParseConfigErrors: every bad configuration is INVALID_ARGUMENT naming
@@ -60,7 +61,6 @@ func TestParseConfigErrors(t *testing.T) {
 		{"balloonTypes: [{name: " + strings.Repeat("x", 65) + ", publishDRADevices: true, maxBalloons: 1, minCPUs: 1, maxCPUs: 1}]", "config.balloonTypes[0].name", "at most 64"},
 		{"availableResources: {cpu: 4}", "config.availableResources.cpu", "not a quantity"},
 		{"reservedResources: {cpu: lots}", "config.reservedResources.cpu", "not a number"},
-		{"preserve: {matchExpressions: [{key: name, operator: In}]}", "config.preserve.matchExpressions[0].values", "at least one"},
 		{"pinCPU: yes please", "config.pinCPU", "true or false"},
 	} {
 		_, err := balloons.ParseConfig([]byte(tc.cfg))
@@ -114,7 +114,7 @@ balloonTypes:
 	}
 	b := cfg.BalloonTypes[0]
 	if b.MaxCPUs != 8 || b.GroupBy != "${pod/labels/app}-${namespace}" || b.ShareIdleCPUsInSame != balloons.LevelL2Cache || *b.HideHyperthreads != true ||
-		len(cfg.BalloonTypes[2].Components) != 2 || cfg.ReservedResources.CPU.Set.String() != "0-1" || !cfg.AvailableResources.CPU.Exclude {
+		len(cfg.BalloonTypes[2].Components) != 2 || cfg.ReservedResources.CPU.Set.String() != "0-1" || cfg.AvailableResources.CPU.Kind != quantity.ExcludeCPUSet {
 		t.Errorf("decoded %+v / %+v", cfg, b)
 	}
 }

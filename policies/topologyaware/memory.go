@@ -20,21 +20,21 @@ func (ix *topoIndex) memsOf(nodes cpuset.Set) cpuset.Set {
 
 func (ix *topoIndex) nodeMems(n uint32) []uint32 {
 	var mems []uint32
-	if ix.hasMemory(n) {
+	if ix.HasMemory(n) {
 		mems = append(mems, n)
 	}
-	for _, m := range ix.nodeIDs {
-		if m != n && ix.hasMemory(m) && len(ix.nodes[m].GetCpus()) == 0 && ix.closestCPUNodes(m).Contains(n) {
+	for _, m := range ix.NodeIDs() {
+		if m != n && ix.HasMemory(m) && len(ix.Node(m).GetCpus()) == 0 && ix.closestCPUNodes(m).Contains(n) {
 			mems = append(mems, m)
 		}
 	}
 	if len(mems) == 0 {
 		best := uint32(0)
-		for _, m := range ix.nodeIDs {
-			if !ix.hasMemory(m) {
+		for _, m := range ix.NodeIDs() {
+			if !ix.HasMemory(m) {
 				continue
 			}
-			switch d := ix.distance(n, m); {
+			switch d := ix.Distance(n, m); {
 			case len(mems) == 0 || d < best:
 				best, mems = d, []uint32{m}
 			case d == best:
@@ -49,11 +49,11 @@ func (ix *topoIndex) nodeMems(n uint32) []uint32 {
 func (ix *topoIndex) closestCPUNodes(m uint32) cpuset.Set {
 	var best uint32
 	var closest []uint32
-	for _, n := range ix.nodeIDs {
-		if len(ix.nodes[n].GetCpus()) == 0 {
+	for _, n := range ix.NodeIDs() {
+		if len(ix.Node(n).GetCpus()) == 0 {
 			continue
 		}
-		switch d := ix.distance(m, n); {
+		switch d := ix.Distance(m, n); {
 		case len(closest) == 0 || d < best:
 			best, closest = d, []uint32{n}
 		case d == best:

@@ -95,7 +95,7 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 		if p.parent == nil {
 			// nri-plugins' buildRootPool: the root's memory is every node
 			// with memory, whatever availableResources leaves of the CPUs.
-			p.mems = ix.memsOf(cpuset.New(ix.nodeIDs...))
+			p.mems = ix.memsOf(cpuset.New(ix.NodeIDs()...))
 		}
 		p.memsText = p.mems.String()
 		p.isolated = p.cpus.Intersection(r.isolated)
