@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // The core of the nriwasm ABI: method numbers, errors and log levels.
 // abi/README.md states the calling convention byte by byte.
 

@@ -36,7 +36,6 @@
 package conformance
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -230,11 +229,21 @@ func (p *Policy) RemovePodSandbox(*abi.RemovePodSandboxRequest) (*abi.RemovePodS
 
 // DumpState implements policy.StateDumper.
 func (p *Policy) DumpState(*abi.DumpStateRequest) (*abi.DumpStateResponse, error) {
-	data, err := json.Marshal(p.events)
-	if err != nil {
-		return nil, err
+	return &abi.DumpStateResponse{Json: eventsJSON(p.events)}, nil
+}
+
+// eventsJSON is the events as a JSON array of strings. The events are method
+// names (ASCII letters), for which Go's quoting is JSON's; written out rather
+// than with encoding/json, which adds ~0.5 MB of reflection to the guest.
+func eventsJSON(events []string) []byte {
+	b := []byte{'['}
+	for i, e := range events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, e)
 	}
-	return &abi.DumpStateResponse{Json: data}, nil
+	return append(b, ']')
 }
 
 // Pools implements policy.PoolReporter.
