@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/cpumap"
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/nri"
 	"github.com/nriwasm/nriwasm/host/resmgr"
@@ -85,7 +87,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	srvErr := make(chan error, 1)
 	var serveOnce sync.Once
 	serve := func() {
-		serveOnce.Do(func() { go func() { srvErr <- metrics.Serve(srvCtx, l, metrics.Handler(met, ready)) }() })
+		serveOnce.Do(func() { go func() { srvErr <- metrics.Serve(srvCtx, l, agentHandler(met, ready, topo, &mgr)) }() })
 	}
 	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", l.Addr().String(),
 		"cpus", len(topo.GetCpus()), "numaNodes", len(topo.GetNumaNodes()))
@@ -180,4 +182,22 @@ func nodeName() string {
 	}
 	n, _ := os.Hostname()
 	return n
+}
+
+// agentHandler serves the metrics port: /metrics and the probes, and at
+// /debug/cpus the live CPU map of the node (the containers by the cpusets
+// the agent applied; 503 until the resource manager runs).
+func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", metrics.Handler(met, ready))
+	mux.Handle("/debug/cpus", cpumap.Handler(func() (*cpumap.Map, error) {
+		m := mgr.Load()
+		if m == nil {
+			return nil, errors.New("the resource manager is not running yet")
+		}
+		cm := cpumap.Build(topo, cpumap.Containers(m.Journal()), nil)
+		cm.Title = "CPUs of node " + nodeName()
+		return cm, nil
+	}))
+	return mux
 }
