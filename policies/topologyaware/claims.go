@@ -8,7 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/sdk/go/policy"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/claims"
 )
 
 // claim is a prepared DRA claim and the CPUs it took.
@@ -114,34 +114,13 @@ func (s *state) holders(uid string) []string {
 	return ids
 }
 
-// claimsOf finds the claims a container holds: by the CDI devices the host
-// names for claims, or only when the runtime reports none, by the claims'
-// environment variables (policy.ContainerClaims). A CDI device of ours naming
-// an unknown claim is an error.
+// claimsOf finds the claims a container holds (claims.Finder): by the CDI
+// devices the host names for claims, or only when the runtime reports none,
+// by the claims' environment variables, whose value is the claim's cpuset.
+// A CDI device of ours naming an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
-	uids, err := policy.ContainerClaims(s.driver, spec, func(uid string) bool { return s.claims[uid] != nil }, s.envClaim)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*claim, len(uids))
-	for i, uid := range uids {
-		out[i] = s.claims[uid]
-	}
-	return out, nil
-}
-
-// envClaim is the claim whose environment variable key is, with exactly
-// the claim's cpuset as value.
-func (s *state) envClaim(key, value string) (string, bool) {
-	if !strings.HasPrefix(key, envPrefix) {
-		return "", false
-	}
-	for _, uid := range sortedKeys(s.claims) {
-		if c := s.claims[uid]; claimEnvName(uid) == key && c.cpusText == value {
-			return uid, true
-		}
-	}
-	return "", false
+	f := claims.Finder[*claim]{Driver: s.driver, EnvPrefix: envPrefix, EnvName: claimEnvName, EnvValue: func(c *claim) string { return c.cpusText }}
+	return f.Of(spec, s.claims)
 }
 
 // holdClaims makes c a holder of claims: pinned to their CPUs (whatever

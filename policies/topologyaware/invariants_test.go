@@ -15,7 +15,8 @@ import (
 //   - the reserved CPUs go to reserved containers only, and those only to
 //     kube-system, reservedPoolNamespaces or prefer-reserved-cpus pods;
 //   - no cpuset reaches outside the available CPUs;
-//   - cpuset_mems is the chosen pool's memory nodes when pinMemory;
+//   - cpuset_mems is the chosen pool's memory nodes when pinMemory (of
+//     the default kinds, unless a memory-type annotation asks for others);
 //   - DRA claims' CPUs are disjoint from each other and from every
 //     exclusive, shared and reserved cpuset; a claim's containers have
 //     exactly its CPUs, and one that requests CPU of its own also its
@@ -113,6 +114,13 @@ func (h *harness) check(reservedNS ...string) {
 		wantMems := pool.Mems
 		if !pinMemory || h.pods[hc.PodSandboxId].Annotations["memory.preserve.resource-policy.nri.io/pod"] == "true" {
 			wantMems = ""
+		}
+		if _, typed := h.pods[hc.PodSandboxId].Annotations[annMemoryType]; typed && wantMems != "" {
+			// memory-type: nodes of its kinds (TestMemoryType checks which).
+			if hc.Assignment.GetCpusetMems() == "" {
+				h.tb.Errorf("%s: memory-type container without mems", c.ID)
+			}
+			continue
 		}
 		if c.Kind != "preserved" && c.Kind != "fixed" && hc.Assignment.GetCpusetMems() != wantMems {
 			h.tb.Errorf("%s: mems %q, want pool %s's %q", c.ID, hc.Assignment.GetCpusetMems(), pool.Name, wantMems)

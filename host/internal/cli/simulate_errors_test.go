@@ -22,7 +22,7 @@ func TestSimulateRejectsBadScenarios(t *testing.T) {
 	for name, tc := range map[string]struct{ scenario, want string }{
 		"unknown field": {
 			"steps:\n- pod: {name: a, containers: [{name: c}]}\n- pod: {name: b, containers: [{name: c, resourcs: {}}]}\n",
-			`steps[1].pod.containers[0].resourcs: unknown field "resourcs"`,
+			`steps[1].pod.containers[0].resourcs: unknown field (steps[1].pod.containers[0] has `,
 		},
 		"bad quantity": {
 			"steps:\n- pod: {name: a, containers: [{name: c, resources: {requests: {cpu: abc}}}]}\n",

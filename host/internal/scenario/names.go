@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"maps"
 )
 
 // liveNames tracks, while parsing, which pods, containers and claims exist at
@@ -47,7 +48,7 @@ func (n *liveNames) claimKeys(names []string, namespace, path string) ([]string,
 			key = namespace + "/" + name
 		}
 		if !n.claims[key] {
-			return nil, fmt.Errorf("%s[%d]: no allocated claim %q (allocated: %s)", path, i, key, orNone(sortedKeys(n.claims)))
+			return nil, fmt.Errorf("%s[%d]: no allocated claim %q (allocated: %s)", path, i, key, orNone(slices.Sorted(maps.Keys(n.claims))))
 		}
 		keys = append(keys, key)
 	}
@@ -82,7 +83,7 @@ func (n *liveNames) target(s, path string) (Target, error) {
 	t.Pod, t.Container, _ = strings.Cut(s, "/")
 	containers, ok := n.pods[t.Pod]
 	if !ok {
-		return Target{}, fmt.Errorf("%s: no pod %q (live: %s)", path, t.Pod, orNone(sortedKeys(n.pods)))
+		return Target{}, fmt.Errorf("%s: no pod %q (live: %s)", path, t.Pod, orNone(slices.Sorted(maps.Keys(n.pods))))
 	}
 	if t.Container != "" && !slices.Contains(containers, t.Container) {
 		return Target{}, fmt.Errorf("%s: pod %q has no container %q (it has: %s)", path, t.Pod, t.Container, orNone(containers))
@@ -101,7 +102,7 @@ func parseRelease(value json.RawMessage, path string, n *liveNames) (string, err
 		s = "default/" + s
 	}
 	if !n.claims[s] {
-		return "", fmt.Errorf("%s: no allocated claim %q (allocated: %s)", path, s, orNone(sortedKeys(n.claims)))
+		return "", fmt.Errorf("%s: no allocated claim %q (allocated: %s)", path, s, orNone(slices.Sorted(maps.Keys(n.claims))))
 	}
 	delete(n.claims, s)
 	return s, nil

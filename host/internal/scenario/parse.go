@@ -1,12 +1,16 @@
 package scenario
 
 import (
+	"github.com/nriwasm/nriwasm/host/internal/strictjson"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"maps"
 	"sigs.k8s.io/yaml"
+	"slices"
 )
 
 // MaxFileBytes caps a scenario file: 1 MiB holds thousands of pods.
@@ -28,7 +32,7 @@ func Parse(data []byte) (*Scenario, error) {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil, fmt.Errorf("scenario: empty file")
 	}
-	if err := decodeStrict(raw, &spec, ""); err != nil {
+	if err := strictjson.Decode(raw, &spec, ""); err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	if len(spec.Steps) == 0 {
@@ -54,9 +58,9 @@ func parseStep(i int, raw json.RawMessage, names *liveNames) (Step, error) {
 		return Step{}, fmt.Errorf("%s: want an object with one of %s", path, kindList())
 	}
 	if len(obj) != 1 {
-		return Step{}, fmt.Errorf("%s: want exactly one of %s, got %s", path, kindList(), strings.Join(sortedKeys(obj), ", "))
+		return Step{}, fmt.Errorf("%s: want exactly one of %s, got %s", path, kindList(), strings.Join(slices.Sorted(maps.Keys(obj)), ", "))
 	}
-	key := sortedKeys(obj)[0]
+	key := slices.Sorted(maps.Keys(obj))[0]
 	value, path := obj[key], path+"."+key
 	step := Step{Index: i, Kind: Kind(key)}
 	var err error

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/nriwasm/nriwasm/host/internal/strictjson"
+
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"maps"
 )
 
 var qosClasses = map[string]abi.QOSClass{
@@ -19,7 +22,7 @@ var qosClasses = map[string]abi.QOSClass{
 // parsePod builds the PodSandbox and Containers a pod step sends.
 func parsePod(value json.RawMessage, path string, n *liveNames) (*Pod, error) {
 	var s podSpec
-	if err := decodeStrict(value, &s, path); err != nil {
+	if err := strictjson.Decode(value, &s, path); err != nil {
 		return nil, err
 	}
 	if err := checkName(s.Name, path+".name"); err != nil {
@@ -95,12 +98,12 @@ func parsePod(value json.RawMessage, path string, n *liveNames) (*Pod, error) {
 // pod's QoS class, which Kubernetes fixes when the pod is created.
 func parseNewContainer(value json.RawMessage, path string, n *liveNames) (Target, *abi.Container, []string, error) {
 	var s newContainerSpec
-	if err := decodeStrict(value, &s, path); err != nil {
+	if err := strictjson.Decode(value, &s, path); err != nil {
 		return Target{}, nil, nil, err
 	}
 	sb, ok := n.sandboxes[s.Pod]
 	if !ok {
-		return Target{}, nil, nil, fmt.Errorf("%s.pod: no pod %q (live: %s)", path, s.Pod, orNone(sortedKeys(n.pods)))
+		return Target{}, nil, nil, fmt.Errorf("%s.pod: no pod %q (live: %s)", path, s.Pod, orNone(slices.Sorted(maps.Keys(n.pods))))
 	}
 	c, err := buildContainer(s.containerSpec, sb, path)
 	if err != nil {
@@ -121,7 +124,7 @@ func parseNewContainer(value json.RawMessage, path string, n *liveNames) (Target
 // parseUpdate reads an update step: a live "pod/container" and its new resources.
 func parseUpdate(value json.RawMessage, path string, n *liveNames) (Target, *abi.Resources, error) {
 	var s updateSpec
-	if err := decodeStrict(value, &s, path); err != nil {
+	if err := strictjson.Decode(value, &s, path); err != nil {
 		return Target{}, nil, err
 	}
 	t, err := n.target(s.Container, path+".container")
