@@ -263,7 +263,7 @@ func (wl workload) step() agent.ScenarioStep {
 // simulate` step: the first container the policy places.
 var agentStep = agent.ScenarioStep{Pod: &agent.ScenarioPod{Name: "agent", Namespace: namespace, QOSClass: "Burstable",
 	Containers: []agent.ScenarioContainer{{Name: "agent", Resources: &agent.ScenarioResources{
-		Requests: map[string]string{"cpu": "50m", "memory": "224Mi"}, Limits: map[string]string{"memory": "512Mi"}}}}}}
+		Requests: map[string]string{"cpu": "50m", "memory": "128Mi"}, Limits: map[string]string{"memory": "512Mi"}}}}}}
 
 var qosWorkloads = []workload{
 	{name: "guaranteed", qos: corev1.PodQOSGuaranteed, res: corev1.ResourceRequirements{

@@ -97,7 +97,7 @@ func TestSimulateFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--native", "--policy", "nope"}, `policy "nope" has no native build (native: balloons, conformance, topology-aware`},
-		{[]string{"--output", "xml"}, `--output "xml": want yaml or json`},
+		{[]string{"--output", "xml"}, `--output "xml": want one of yaml, json, map, html`},
 		{[]string{"--scenario", "/nonexistent.yaml"}, "read scenario"},
 	} {
 		args := append([]string{"simulate", "--policy", "conformance", "--sysfs", sysfs, "--cache-dir", cacheDir}, tc.args...)
