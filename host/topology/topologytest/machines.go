@@ -118,3 +118,9 @@ func N4C16() Machine {
 		MemPerNodeGiB:   2,
 	}
 }
+
+// TwoCPU is the smallest node a policy must serve: one socket, one node,
+// two single-thread cores, 4 GiB.
+func TwoCPU() Machine {
+	return Machine{Sockets: 1, CoresPerNode: 2, ThreadsPerCore: 1, MemPerNodeGiB: 4}
+}
