@@ -9,6 +9,7 @@ export PATH := $(TOOLS_BIN):$(PATH)
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 VTPROTO_VERSION := v0.6.0
+PROTOBUF_GO_LITE_VERSION := v0.14.0
 STATICCHECK_VERSION := v0.8.2
 
 # buf breaking compares the ABI with this (a git ref or a buf image).
@@ -61,10 +62,16 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$(VTPROTO_VERSION)
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/aperturerobotics/protobuf-go-lite/cmd/protoc-gen-go-lite@$(PROTOBUF_GO_LITE_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-generate: ## regenerate abi/v1/*.pb.go from the .proto files
+generate: ## regenerate abi/v1/*.pb.go from the .proto files (host codec and the guest's lite codec)
+	rm -rf .cache/abi-lite
 	buf generate
+	@# protoc-gen-go has no build-tag option: its files are the host's (!wasip1).
+	@for f in abi/v1/*.pb.go; do case $$f in *_vtproto.pb.go|*_lite.pb.go) ;; \
+		*) grep -q '^//go:build' $$f || sed -i '1i //go:build !wasip1\n' $$f;; esac; done
+	@for f in .cache/abi-lite/abi/v1/*.pb.go; do mv $$f abi/v1/$$(basename $$f .pb.go)_lite.pb.go; done
 
 policies: rust-policies ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance
@@ -155,8 +162,9 @@ integration: integration-deps ## run the tests against a real containerd, kube-a
 # How long `make soak` runs; .ci/run passes a shorter one.
 SOAK_DURATION ?= 10m
 
-soak: ## run the agent against real containerd under churn, kill -9, restarts and live changes for SOAK_DURATION (as root)
+soak: ## run the agent against real containerd (and kube-apiserver for DRA claims) under churn, kill -9, restarts, traps and live changes for SOAK_DURATION (as root; SOAK_DRA=0 leaves DRA out)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
 	SOAK_DURATION=$(SOAK_DURATION) NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v -timeout 0 -run TestSoak ./integration/soak/
 
 e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)

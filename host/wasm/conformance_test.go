@@ -78,7 +78,7 @@ func checkCallsReachThePolicy(t *testing.T, sdk conformanceSDK, module []byte) {
 		t.Fatal(err)
 	}
 	md := info.GetMetadata()
-	if md.Name != "conformance" || md.Version != "1.0.0" || md.AbiMajor != 1 || len(md.Capabilities) != 14 || !strings.HasPrefix(md.Sdk, sdk.sdkPrefix) {
+	if md.Name != "conformance" || md.Version != "1.0.0" || md.AbiMajor != 1 || len(md.Capabilities) != 15 || !strings.HasPrefix(md.Sdk, sdk.sdkPrefix) {
 		t.Fatalf("Info metadata = %v", md)
 	}
 	resp, err := client.CreateContainer(ctx, createContainer("c1", "A", "1", "B", "2"))
@@ -120,6 +120,7 @@ func conformanceScenario() []scenarioStep {
 	return []scenarioStep{
 		{abi.Method_METHOD_INFO, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor}},
 		{abi.Method_METHOD_CREATE_CONTAINER, createContainer("before-init")},
+		{abi.Method_METHOD_POOLS, &abi.PoolsRequest{}},
 		{abi.Method_METHOD_INIT, &abi.InitRequest{Config: []byte("reject")}},
 		{abi.Method_METHOD_INIT, &abi.InitRequest{Config: []byte("dra"), NodeName: "node-1"}},
 		{abi.Method_METHOD_DEVICES, &abi.DevicesRequest{}},
@@ -129,6 +130,7 @@ func conformanceScenario() []scenarioStep {
 		{abi.Method_METHOD_CREATE_CONTAINER, createContainer("a", "PATH", "/bin", "HOME", "/root")},
 		{abi.Method_METHOD_CREATE_CONTAINER, createContainer("refuse")},
 		{abi.Method_METHOD_CREATE_CONTAINER, request1K()},
+		{abi.Method_METHOD_POOLS, &abi.PoolsRequest{}},
 		{abi.Method_METHOD_UPDATE_CONTAINER, &abi.UpdateContainerRequest{Pod: pod, Resources: &abi.Resources{CpuRequestMilli: 500}}},
 		{abi.Method_METHOD_STOP_CONTAINER, &abi.StopContainerRequest{Pod: pod}},
 		{abi.Method_METHOD_REMOVE_CONTAINER, &abi.RemoveContainerRequest{Pod: pod}},
@@ -184,8 +186,8 @@ func checkAgreesWithTheGoReference(t *testing.T, sdk conformanceSDK, module []by
 			errorsSeen++
 		}
 	}
-	if errorsSeen != 5 {
-		t.Fatalf("the scenario produced %d errors, want 5 (before Init, bad Init, refuse, bad Reconfigure, unknown method)", errorsSeen)
+	if errorsSeen != 6 {
+		t.Fatalf("the scenario produced %d errors, want 6 (2 before Init, bad Init, refuse, bad Reconfigure, unknown method)", errorsSeen)
 	}
 }
 
@@ -356,8 +358,8 @@ func checkSealedMetadata(t *testing.T, sdk conformanceSDK, sealed []byte) {
 	if err != nil || md == nil {
 		t.Fatalf("ReadMetadata = %v, %v; want its section (run make policies)", md, err)
 	}
-	want := make([]abi.Method, 0, 14)
-	for m := abi.Method_METHOD_INIT; m <= abi.Method_METHOD_DUMP_STATE; m++ {
+	want := make([]abi.Method, 0, 15)
+	for m := abi.Method_METHOD_INIT; m <= abi.Method_METHOD_POOLS; m++ {
 		want = append(want, m)
 	}
 	if md.Name != "conformance" || md.AbiMajor != abi.ABIMajor || !slices.Equal(md.Capabilities, want) || !strings.HasPrefix(md.Sdk, sdk.sdkPrefix) {

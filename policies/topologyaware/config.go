@@ -36,6 +36,14 @@ type Config struct {
 	// "numa") whose pools Burstable containers without a CPU limit prefer.
 	// Default "package", as nri-plugins' CRD.
 	UnlimitedBurstable string
+	// ColocatePods gives each container without affinity annotations an
+	// affinity of weight 10 to the other containers of its pod, as
+	// nri-plugins' colocatePods. Default false.
+	ColocatePods bool
+	// ColocateNamespaces gives each container without affinity annotations
+	// an affinity of weight 10 to the containers of its namespace, as
+	// nri-plugins' colocateNamespaces. Default false.
+	ColocateNamespaces bool
 	// DRA is dra.enabled (ours, not nri-plugins'): publish one DRA device
 	// per NUMA node and allocate CPU claims. Default false.
 	DRA bool
@@ -64,6 +72,8 @@ type document struct {
 	PinCPU                 *bool        `json:"pinCPU"`
 	PinMemory              *bool        `json:"pinMemory"`
 	UnlimitedBurstable     *levelName   `json:"unlimitedBurstable"`
+	ColocatePods           *bool        `json:"colocatePods"`
+	ColocateNamespaces     *bool        `json:"colocateNamespaces"`
 	DRA                    draDoc       `json:"dra"`
 }
 
@@ -94,8 +104,6 @@ func (document) RestrictedFields() map[string]policyconfig.Restriction {
 		return policyconfig.Restriction{Accept: accept, Why: why}
 	}
 	return map[string]policyconfig.Restriction{
-		"colocatePods":               none("co-locating a pod's containers is not implemented", false),
-		"colocateNamespaces":         none("co-locating a namespace's containers is not implemented", false),
 		"defaultCPUPriority":         none("CPU priorities (core kinds, cpufreq) are not read from sysfs", "none", ""),
 		"cpuClasses":                 none("CPU classes (frequency and uncore limits) are not applied", []any{}),
 		"sharedPoolCPUClass":         none("CPU classes are not applied", ""),
@@ -122,14 +130,11 @@ func (l *levelName) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("want a topology level, got %s", b)
 	}
-	switch s {
-	case "system", "package", "die", "numa":
-		*l = levelName(s)
-		return nil
-	case "l3cache":
-		return fmt.Errorf("%q: L3 cache pools are not built by this policy (want system, package, die or numa)", s)
+	if _, ok := levelByName(s); !ok {
+		return fmt.Errorf("%q: want system, package, die, numa or l3cache", s)
 	}
-	return fmt.Errorf("%q: want system, package, die or numa", s)
+	*l = levelName(s)
+	return nil
 }
 
 func configError(field, format string, args ...any) error {
@@ -166,6 +171,7 @@ func ParseConfig(raw []byte) (Config, error) {
 	}{
 		{doc.PreferIsolatedCPUs, &cfg.PreferIsolatedCPUs}, {doc.PreferSharedCPUs, &cfg.PreferSharedCPUs},
 		{doc.PinCPU, &cfg.PinCPU}, {doc.PinMemory, &cfg.PinMemory}, {doc.DRA.Enabled, &cfg.DRA},
+		{doc.ColocatePods, &cfg.ColocatePods}, {doc.ColocateNamespaces, &cfg.ColocateNamespaces},
 	} {
 		if b.in != nil {
 			*b.out = *b.in

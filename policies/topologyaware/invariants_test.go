@@ -16,7 +16,8 @@ import (
 //   - the reserved CPUs go to reserved containers only, and those only to
 //     kube-system, reservedPoolNamespaces or prefer-reserved-cpus pods;
 //   - no cpuset reaches outside the available CPUs;
-//   - cpuset_mems is the chosen pool's memory nodes when pinMemory;
+//   - cpuset_mems is the chosen pool's memory nodes when pinMemory (of
+//     the default kinds, unless a memory-type annotation asks for others);
 //   - DRA claims' CPUs are disjoint from each other and from every
 //     exclusive, shared and reserved cpuset; a claim's containers have
 //     exactly its CPUs (checkClaims).
@@ -108,6 +109,13 @@ func (h *harness) check(reservedNS ...string) {
 		wantMems := pool.Mems
 		if !pinMemory || h.Pods[hc.PodSandboxId].Annotations["memory.preserve.resource-policy.nri.io/pod"] == "true" {
 			wantMems = ""
+		}
+		if _, typed := h.Pods[hc.PodSandboxId].Annotations[annMemoryType]; typed && wantMems != "" {
+			// memory-type: nodes of its kinds (TestMemoryType checks which).
+			if hc.Assignment.GetCpusetMems() == "" {
+				h.TB.Errorf("%s: memory-type container without mems", c.ID)
+			}
+			continue
 		}
 		if c.Kind != "preserved" && c.Kind != "fixed" && hc.Assignment.GetCpusetMems() != wantMems {
 			h.TB.Errorf("%s: mems %q, want pool %s's %q", c.ID, hc.Assignment.GetCpusetMems(), pool.Name, wantMems)

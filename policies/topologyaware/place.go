@@ -29,6 +29,18 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	if err != nil {
 		return nil, err
 	}
+	kinds := s.ix.memKindsOf(pod, spec)
+	affs, err := s.cfg.affinities(pod, spec)
+	if err != nil {
+		return nil, err
+	}
+	// byAffinity is an order with the pools c has affinity to first, then
+	// those with the memory kinds it asks for.
+	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
+	if byPool, any := s.poolAffinities(affs, c.id); any {
+		scores := s.affinityScores(byPool)
+		byAffinity = func(next order) order { return withAffinity(scores, s.withMemKinds(kinds, next)) }
+	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
 		s.add(c)
@@ -56,7 +68,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		fits := func(p *pool) bool { return p.free() >= req.milli }
 		if h := s.named(hint); h != nil && fits(h) {
 			c.pool = h
-		} else if c.pool = s.choose(fits, s.sharedOrder(pod, spec)); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
+		} else if c.pool = s.choose(fits, byAffinity(s.sharedOrder(pod, spec))); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
 			// No shared CPU is left anywhere: a container that requests
 			// no CPU still starts, unpinned until shared CPUs come back,
 			// as nri-plugins leaves a grant with an empty cpuset
@@ -81,10 +93,15 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 			}
 		}
 		if req.isolate {
-			c.pool = s.choose(fits(true), byCapacity)
+			c.pool = s.choose(fits(true), byAffinity(byCapacity))
+		}
+		if c.pool == nil && req.requireIsolated {
+			// nri-plugins: resources.go verifyStrictCPUPreferences.
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
+				"%s: %d isolated CPUs required, at most %d free in any pool", keyRequireIsolated, req.cores, s.maxFreeIsolated())
 		}
 		if c.pool == nil {
-			c.pool = s.choose(fits(false), byCapacity)
+			c.pool = s.choose(fits(false), byAffinity(byCapacity))
 		}
 		if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
@@ -93,7 +110,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		c.cpus, c.cpusText = cpus, cpus.String()
 	}
 	if req.pinMems {
-		c.mems = c.pool.memsText
+		c.mems = s.memsFor(c.pool, kinds)
 	}
 	s.add(c)
 	return c, nil
@@ -155,7 +172,7 @@ func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container) order {
 		if lv, known := levelByName(v); known {
 			target = s.existingLevel(lv)
 		} else {
-			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die or numa", spec.GetId(), keyUnlimitedBurstable, v)
+			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die, numa or l3cache", spec.GetId(), keyUnlimitedBurstable, v)
 		}
 	}
 	return func(a, b *pool, free []int64) int {
@@ -240,6 +257,16 @@ func (s *state) named(name string) *pool {
 		}
 	}
 	return nil
+}
+
+// maxFreeIsolated is the most free isolated CPUs of any pool, for error
+// messages.
+func (s *state) maxFreeIsolated() int {
+	m := 0
+	for _, p := range s.pools {
+		m = max(m, p.isolated.Difference(s.exclusive).Size())
+	}
+	return m
 }
 
 // maxFree is the most free shared capacity of any pool, for error messages.

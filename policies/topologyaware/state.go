@@ -89,7 +89,7 @@ func levelOf(name string) level {
 // levelByName is the pool level of a topology level's name, and whether
 // the name is one.
 func levelByName(name string) (level, bool) {
-	for lv, n := range []string{"system", "package", "die", "numa"} {
+	for lv, n := range []string{"system", "package", "die", "numa", "l3cache"} {
 		if n == name {
 			return level(lv), true
 		}

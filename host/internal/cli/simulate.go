@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -70,18 +71,37 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 			return fmt.Errorf("policy %q (native): %w", f.policy, err)
 		}
 		transport = r
+		runner.SetRestarter(func(ctx context.Context) (abi.Transport, error) {
+			r, err := nativePolicy(f.policy)
+			if err != nil {
+				return nil, err
+			}
+			return r, runner.Init(ctx, r)
+		})
 	} else {
 		logger := logr.FromSlogHandler(logs)
 		name, module, err := f.load(ctx, logger)
 		if err != nil {
 			return err
 		}
-		p, err := wasm.Load(ctx, name, module, f.wasmOptions(wasm.WithRestore(runner.Init), wasm.WithLogger(logger))...)
+		opts := f.wasmOptions(wasm.WithRestore(runner.Init), wasm.WithLogger(logger))
+		p, err := wasm.Load(ctx, name, module, opts...)
 		if err != nil {
 			return err
 		}
-		defer p.Close(ctx)
+		defer func() { p.Close(ctx) }()
 		transport = p
+		// A restart loads the module again, as a new agent process does
+		// (from the compiled-code cache when there is one).
+		runner.SetRestarter(func(ctx context.Context) (abi.Transport, error) {
+			p.Close(ctx)
+			next, err := wasm.Load(ctx, name, module, opts...)
+			if err != nil {
+				return nil, err
+			}
+			p = next
+			return p, nil
+		})
 	}
 	report, err := runner.Run(ctx, transport, sc)
 	if err != nil {

@@ -35,6 +35,9 @@ type StepReport struct {
 	Kind   Kind     `json:"kind"`
 	Target string   `json:"target,omitempty"`
 	Calls  []string `json:"calls"`
+	// InitContainers are the init containers a pod step ran to completion,
+	// each as it was placed while it ran.
+	InitContainers []ContainerReport `json:"initContainers,omitempty"`
 	// Containers are the containers the step created or updated, as they are after it.
 	Containers []ContainerReport `json:"containers,omitempty"`
 	// Updates are the ContainerUpdates the policy's answers carried and the host applied.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
@@ -23,7 +24,24 @@ type Runner struct {
 	client *abi.Client
 	step   *StepReport // the step in progress, nil outside Run
 	inits  int
+	// driver is the DRA driver name Init gives the policy, "<policy>.nri.io"
+	// as the agent names it by default; claims' CDI devices are its.
+	driver    string
+	restarter Restarter
+	// restore, when set, is what the next Init restores instead of the
+	// node's journal: the checkpoint a restart step read back.
+	restore *abi.RestoreState
 }
+
+// Restarter starts the policy afresh for a restart step, as the agent does
+// when its process starts again: a new instance, prepared through the
+// Runner's Init (which then sends what the checkpoint holds). It returns the
+// transport later steps use.
+type Restarter func(ctx context.Context) (abi.Transport, error)
+
+// SetRestarter sets how restart steps start the policy afresh; without one,
+// a restart step is reported as an error.
+func (r *Runner) SetRestarter(f Restarter) { r.restarter = f }
 
 // NewRunner returns a Runner for a node with topology topo and a policy
 // configured with config.
@@ -64,9 +82,13 @@ func (r *Runner) Init(ctx context.Context, t abi.Transport) error {
 		}
 		md := info.GetMetadata()
 		r.report.Policy = PolicyReport{Name: md.GetName(), Version: md.GetVersion(), SDK: md.GetSdk()}
+		r.driver = (&config.DRA{Domain: config.DefaultDRADomain}).DriverName(md.GetName())
 	}
-	restore := r.node.journal()
-	resp, err := c.Init(ctx, &abi.InitRequest{Config: r.config, NodeName: NodeName, Topology: r.topo, Restore: restore})
+	restore := r.restore
+	if restore == nil {
+		restore = r.node.journal()
+	}
+	resp, err := c.Init(ctx, &abi.InitRequest{Config: r.config, NodeName: NodeName, Topology: r.topo, Restore: restore, DriverName: r.driver})
 	r.inits++
 	if r.step != nil {
 		r.step.Calls = append(r.step.Calls, fmt.Sprintf("Init (restoring %d pods, %d containers, %d claims)",
@@ -96,6 +118,10 @@ func (r *Runner) Run(ctx context.Context, t abi.Transport, sc *Scenario) (*Repor
 		switch s.Kind {
 		case KindPod:
 			r.runPod(ctx, s.Pod)
+		case KindContainer:
+			r.runContainer(ctx, s.Target, s.Container, s.Claims)
+		case KindRestart:
+			r.runRestart(ctx)
 		case KindRemove:
 			r.runRemove(ctx, s.Target)
 		case KindUpdate:

@@ -29,6 +29,8 @@ var fixtures = map[string]func() topologytest.Machine{
 	"Server4Socket144CPU":            topologytest.Server4Socket144CPU,
 	"Sparse4096CPU8Socket":           topologytest.Sparse4096CPU8Socket,
 	"TwoCPU":                         topologytest.TwoCPU,
+	"TwoL3":                          topologytest.TwoL3,
+	"HBMAndPMEM":                     topologytest.HBMAndPMEM,
 }
 
 // TestPolicytestIsolate: policytest.Isolate shows a machine as discovery

@@ -118,4 +118,8 @@ handlers! {
     remove_pod_sandbox(RemovePodSandboxRequest) -> RemovePodSandboxResponse = RemovePodSandbox;
     /// The policy's state as JSON, for debugging.
     dump_state(DumpStateRequest) -> DumpStateResponse = DumpState;
+    /// The policy's pools of CPUs (ABI v1.2), which the host exports as
+    /// `nriwasm_pool_*` metrics. Optional: the host asks only a policy that
+    /// lists `Method::Pools` in its capabilities.
+    pools(PoolsRequest) -> PoolsResponse = Pools;
 }
