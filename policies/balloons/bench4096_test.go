@@ -3,7 +3,6 @@ package balloons_test
 import (
 	"context"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/policies/balloons"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // transports are the two ways a benchmark runs the policy.
@@ -58,12 +58,12 @@ func live4096(b *testing.B, t abi.Transport, n int) *harness {
 		b.Fatal(err)
 	}
 	h.noCheck = true
-	for i, id := range fmtIDs(n, "live-") {
-		s := ctr(id, int64(100+100*(i%9))).in([]string{"app", "app", "app", "solo", "app", "app", "burst", "app", "app", "default"}[i%10])
+	for i, id := range policytest.IDs(n, "live-") {
+		s := ctr(id, int64(100+100*(i%9))).In([]string{"app", "app", "app", "solo", "app", "app", "burst", "app", "app", "default"}[i%10])
 		if i%50 == 0 {
-			s = s.in("kube-system")
+			s = s.In("kube-system")
 		}
-		h.create(s)
+		h.Create(s)
 	}
 	return h
 }
@@ -74,9 +74,9 @@ var createRemoveCases = []struct {
 	name string
 	s    spec
 }{
-	{"app", ctr("bench", 1000).in("app")},
-	{"solo", ctr("bench", 1500).in("solo")},
-	{"burst", ctr("bench", 1000).in("burst")},
+	{"app", ctr("bench", 1000).In("app")},
+	{"solo", ctr("bench", 1500).In("solo")},
+	{"burst", ctr("bench", 1000).In("burst")},
 	{"default", ctr("bench", 1000)},
 }
 
@@ -103,12 +103,12 @@ func BenchmarkCreateRemove4096(b *testing.B) {
 func benchCreateRemove(b *testing.B, t abi.Transport, s spec) {
 	h := live4096(b, t, 2000)
 	ctx := context.Background()
-	req := s.request()
+	req := s.Request()
 	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
-	creates := make([]time.Duration, 0, b.N)
-	removes := make([]time.Duration, 0, b.N)
-	createsCPU := make([]time.Duration, 0, b.N)
-	removesCPU := make([]time.Duration, 0, b.N)
+	creates := make(policytest.Latencies, 0, b.N)
+	removes := make(policytest.Latencies, 0, b.N)
+	createsCPU := make(policytest.Latencies, 0, b.N)
+	removesCPU := make(policytest.Latencies, 0, b.N)
 	updates := 0
 	// The calls run on this goroutine's thread: its CPU time is the call's
 	// work, without the time a loaded machine keeps it waiting.
@@ -118,7 +118,7 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec) {
 	b.ResetTimer()
 	for range b.N {
 		start, cpu := time.Now(), threadCPU(b)
-		resp, err := h.client.CreateContainer(ctx, req)
+		resp, err := h.Client.CreateContainer(ctx, req)
 		creates, createsCPU = append(creates, time.Since(start)), append(createsCPU, threadCPU(b)-cpu)
 		if err != nil {
 			b.Fatal(err)
@@ -127,7 +127,7 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec) {
 			b.Fatal("no cpuset")
 		}
 		start, cpu = time.Now(), threadCPU(b)
-		rresp, err := h.client.RemoveContainer(ctx, rm)
+		rresp, err := h.Client.RemoveContainer(ctx, rm)
 		removes, removesCPU = append(removes, time.Since(start)), append(removesCPU, threadCPU(b)-cpu)
 		if err != nil {
 			b.Fatal(err)
@@ -135,10 +135,10 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec) {
 		updates += len(resp.Updates) + len(rresp.Updates)
 	}
 	b.StopTimer()
-	reportPercentiles(b, "create-", creates)
-	reportPercentiles(b, "remove-", removes)
-	reportPercentiles(b, "create-cpu-", createsCPU)
-	reportPercentiles(b, "remove-cpu-", removesCPU)
+	creates.Report(b, "create-")
+	removes.Report(b, "remove-")
+	createsCPU.Report(b, "create-cpu-")
+	removesCPU.Report(b, "remove-cpu-")
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
 }
 
@@ -149,13 +149,6 @@ func threadCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ts.Nano())
-}
-
-func reportPercentiles(b *testing.B, prefix string, times []time.Duration) {
-	slices.Sort(times)
-	at := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Nanoseconds()) }
-	b.ReportMetric(at(0.5), prefix+"p50-ns")
-	b.ReportMetric(at(0.99), prefix+"p99-ns")
 }
 
 // BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
@@ -170,11 +163,11 @@ func BenchmarkInit4096(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				var restore *abi.RestoreState
 				if n > 0 {
-					restore = live4096(b, transports[0].open(b), n).restoreState()
+					restore = live4096(b, transports[0].open(b), n).RestoreState()
 				}
 				client := abi.NewClient(tr.open(b))
 				req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket"), Restore: restore}
-				times := make([]time.Duration, 0, b.N)
+				times := make(policytest.Latencies, 0, b.N)
 				b.ResetTimer()
 				for range b.N {
 					start := time.Now()
@@ -183,7 +176,7 @@ func BenchmarkInit4096(b *testing.B) {
 					}
 					times = append(times, time.Since(start))
 				}
-				reportPercentiles(b, "", times)
+				times.Report(b, "")
 			})
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // TestCompositeBookkeeping drives composite balloons of composite balloons
@@ -35,7 +35,7 @@ balloonTypes:
 - {name: reserved, components: [{balloonType: core}]}
 `
 	p := New()
-	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: discovered(t, topologytest.N4C16())}); err != nil {
+	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: policytest.Machine(t, "N4C16")}); err != nil {
 		t.Fatal(err)
 	}
 	namespaces := []string{"all", "either", "one", "kube-system", "default"}

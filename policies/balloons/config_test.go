@@ -12,6 +12,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/validate"
 	"github.com/nriwasm/nriwasm/policies/balloons"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // TestParseConfigErrors: every bad configuration is INVALID_ARGUMENT naming
@@ -66,7 +67,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"pinCPU: yes please", "config.pinCPU", "true or false"},
 	} {
 		_, err := balloons.ParseConfig([]byte(tc.cfg))
-		wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
+		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
 		if !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%q: %v, want a message with %q", tc.cfg, err, tc.msg)
 		}
@@ -126,7 +127,7 @@ balloonTypes:
 func TestDevicesValid(t *testing.T) {
 	long := strings.Repeat("Very_Long.Name", 4)
 	h := mustOpen(t, nativeOpen, "Server4Socket144CPU", "balloonTypes:\n- name: "+long+"\n  publishDRADevices: true\n  minCPUs: 2\n  maxCPUs: 16\n  maxBalloons: 12\n  allocatorTopologyBalancing: true\n")
-	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestNRIPluginsFields(t *testing.T) {
 					t.Fatalf("%s: %v, warnings %v; want one warning for %s", tc.cfg, err, warnings, path)
 				}
 			case "refused":
-				wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, path)
+				policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, path)
 				if !strings.Contains(err.Error(), "not supported") {
 					t.Fatalf("%s: %v, want \"not supported\"", tc.cfg, err)
 				}
@@ -276,9 +277,9 @@ func TestHelmChartConfig(t *testing.T) {
 	}
 	h := mustOpen(t, nativeOpen, "Server2Socket4NodesInterleaved", string(raw))
 	g := ctr("g", 2000)
-	g.qos = abi.QOSClass_QOS_CLASS_GUARANTEED
-	h.create(g)
-	h.create(ctr("b", 500))
+	g.QOS = abi.QOSClass_QOS_CLASS_GUARANTEED
+	h.Create(g)
+	h.Create(ctr("b", 500))
 	if gb, bb := h.balloonOf("g"), h.balloonOf("b"); gb != "dedicated-cpus[0]" || bb != "shared-local-cpus[0]" {
 		t.Errorf("Guaranteed container in %s, Burstable in %s; want dedicated-cpus[0], shared-local-cpus[0]", gb, bb)
 	}

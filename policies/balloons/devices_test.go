@@ -11,23 +11,8 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/topology"
-	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
-
-// discovered writes a fixture machine's sysfs tree and discovers it.
-func discovered(t *testing.T, m topologytest.Machine) *abi.Topology {
-	t.Helper()
-	dir := t.TempDir()
-	if err := m.Write(dir); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	topo, err := topology.Discover(dir)
-	if err != nil {
-		t.Fatalf("discover: %v", err)
-	}
-	return topo
-}
 
 // handTopology is a node no fixture describes: six CPUs on one node with
 // per-thread L1 instruction caches, per-core L1 data caches, an L2 over
@@ -137,23 +122,23 @@ func TestParseDevice(t *testing.T) {
 // is not found.
 func TestDeviceCPUs(t *testing.T) {
 	topos := map[string]*abi.Topology{"hand": handTopology()}
-	for name, m := range map[string]func() topologytest.Machine{
+	for _, name := range []string{
 		// 8 cores, cpuN and cpuN+8 siblings, one L3; NIC eno1 at
 		// 0000:00:1f.6 (no NUMA affinity: every CPU local).
-		"Desktop1Socket": topologytest.Desktop1Socket,
+		"Desktop1Socket",
 		// CPUs alternate sockets: node 0 is the even CPUs 0-22 and
 		// 48-70, node 2 the odd 1-23 and 49-71; ens1f0 (0000:17:00.0
 		// below root 0000:16:02.0) on node 0, a GPU (0000:b2:00.0 below
 		// 0000:b0:04.0) on node 2; one L3 per node.
-		"Server2Socket4NodesInterleaved": topologytest.Server2Socket4NodesInterleaved,
+		"Server2Socket4NodesInterleaved",
 		// 8 nodes of 9 cores: node n has CPUs 9n…9n+8 and 72+9n…;
 		// ens5f0 (0000:5e:00.0) on node 1.
-		"Server4Socket144CPU": topologytest.Server4Socket144CPU,
+		"Server4Socket144CPU",
 		// 6 P cores (cpu0-11, siblings 2k, 2k+1) with their own L2, 8 E
 		// cores (cpu12-19) sharing an L2 per 4, one L3.
-		"HybridLaptop": topologytest.HybridLaptop,
+		"HybridLaptop",
 	} {
-		topos[name] = discovered(t, m())
+		topos[name] = policytest.Machine(t, name)
 	}
 	for _, tc := range []struct {
 		machine, path string

@@ -13,8 +13,8 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // The golden cases: nri-plugins' balloons e2e cases
@@ -30,13 +30,12 @@ import (
 
 // fidelityMachines are the e2e machines a fixture reproduces, by the e2e
 // suite's directory name.
-var fidelityMachines = []struct {
-	name string
-	m    func() topologytest.Machine
-}{
-	{"n4c16", topologytest.N4C16},
+var fidelityMachines = map[string]func(testing.TB) *abi.Topology{
+	"n4c16": func(tb testing.TB) *abi.Topology { return policytest.Machine(tb, "N4C16") },
 	// n4c16 booted with isolcpus=0,1 (test22-isolcpus sets it).
-	{"n4c16-isolcpus", func() topologytest.Machine { m := topologytest.N4C16(); m.Isolated = "0-1"; return m }},
+	"n4c16-isolcpus": func(tb testing.TB) *abi.Topology {
+		return policytest.Isolate(policytest.Machine(tb, "N4C16"), cpuset.New(0, 1))
+	},
 }
 
 // fidelityScenario is the part of the scenario file the cases use.
@@ -180,7 +179,7 @@ func runFidelity(t *testing.T, open opener, machine, dir string) {
 // play runs one step the way `nriwasm simulate` does: container ids are
 // POD-CONTAINER, an unset CPU request is its limit.
 func (h *harness) play(step fidelityStep, ids map[string]string) error {
-	h.tb.Helper()
+	h.TB.Helper()
 	switch {
 	case step.Pod != nil:
 		p := step.Pod
@@ -195,28 +194,28 @@ func (h *harness) play(step fidelityStep, ids map[string]string) error {
 			}
 			milli, err := milliOf(q)
 			if err != nil {
-				h.tb.Fatalf("pod %s container %s: %v", p.Name, c.Name, err)
+				h.TB.Fatalf("pod %s container %s: %v", p.Name, c.Name, err)
 			}
-			s := ctr(p.Name+"-"+c.Name, milli).in(ns).ofPod(p.Name).named(c.Name)
+			s := ctr(p.Name+"-"+c.Name, milli).In(ns).OfPod(p.Name).Named(c.Name)
 			if len(c.Resources.Requests)+len(c.Resources.Limits) == 0 {
-				s.qos = abi.QOSClass_QOS_CLASS_BEST_EFFORT
+				s.QOS = abi.QOSClass_QOS_CLASS_BEST_EFFORT
 			}
 			for k, v := range p.Annotations {
-				s = s.with(k, v)
+				s = s.With(k, v)
 			}
 			for k, v := range p.Labels {
-				s = s.label(k, v)
+				s = s.Label(k, v)
 			}
-			if _, err := h.tryCreate(s); err != nil {
+			if _, err := h.TryCreate(s); err != nil {
 				return err
 			}
-			ids[c.Name] = s.id
+			ids[c.Name] = s.ID
 		}
 	case step.Remove != "":
 		pod, name, one := strings.Cut(step.Remove, "/")
-		for _, id := range append([]string(nil), h.order...) {
-			if c := h.ctrs[id]; c.PodSandboxId == pod && (!one || c.Name == name) {
-				h.remove(id)
+		for _, id := range append([]string(nil), h.Order...) {
+			if c := h.Containers[id]; c.PodSandboxId == pod && (!one || c.Name == name) {
+				h.Remove(id)
 			}
 		}
 	default:
@@ -224,11 +223,11 @@ func (h *harness) play(step fidelityStep, ids map[string]string) error {
 		if !ok {
 			b, err := yaml.Marshal(step.Reconfigure)
 			if err != nil {
-				h.tb.Fatal(err)
+				h.TB.Fatal(err)
 			}
 			cfg = string(b)
 		}
-		return h.reconfigure(cfg)
+		return h.Reconfigure(cfg)
 	}
 	return nil
 }
@@ -253,74 +252,74 @@ func milliOf(q string) (int64, error) {
 // cpusOf is what the runtime holds for a container, by name: every CPU
 // when the policy left its cpuset alone.
 func (h *harness) cpusOf(ids map[string]string, name string) cpuset.Set {
-	h.tb.Helper()
-	c := h.ctrs[ids[name]]
+	h.TB.Helper()
+	c := h.Containers[ids[name]]
 	if c == nil {
-		h.tb.Fatalf("no running container %s", name)
+		h.TB.Fatalf("no running container %s", name)
 	}
 	if c.GetAssignment().GetCpusetCpus() == "" {
 		var all []uint32
-		for _, cpu := range h.topo.Cpus {
+		for _, cpu := range h.Topology.Cpus {
 			all = append(all, cpu.Id)
 		}
 		return cpuset.New(all...)
 	}
-	return mustSet(h.tb, c.GetAssignment().GetCpusetCpus())
+	return policytest.MustSet(h.TB, c.GetAssignment().GetCpusetCpus())
 }
 
 func (h *harness) expect(where string, ids map[string]string, name string, e containerExpect) {
-	h.tb.Helper()
+	h.TB.Helper()
 	cpus := h.cpusOf(ids, name)
 	if e.CPUs != nil && cpus.Size() != *e.CPUs {
-		h.tb.Errorf("%s: %d CPUs (%s), want %d", where, cpus.Size(), cpus, *e.CPUs)
+		h.TB.Errorf("%s: %d CPUs (%s), want %d", where, cpus.Size(), cpus, *e.CPUs)
 	}
 	if e.MinCPUs > 0 && cpus.Size() < e.MinCPUs || e.MaxCPUs > 0 && cpus.Size() > e.MaxCPUs {
-		h.tb.Errorf("%s: %d CPUs (%s), want %d to %d", where, cpus.Size(), cpus, e.MinCPUs, e.MaxCPUs)
+		h.TB.Errorf("%s: %d CPUs (%s), want %d to %d", where, cpus.Size(), cpus, e.MinCPUs, e.MaxCPUs)
 	}
 	if e.Cores > 0 {
 		cores := map[string]bool{}
-		for _, c := range h.topo.Cpus {
+		for _, c := range h.Topology.Cpus {
 			if cpus.Contains(c.Id) {
 				cores[fmt.Sprint(c.ThreadSiblings)] = true
 			}
 		}
 		if len(cores) != e.Cores {
-			h.tb.Errorf("%s: CPUs %s on %d cores, want %d", where, cpus, len(cores), e.Cores)
+			h.TB.Errorf("%s: CPUs %s on %d cores, want %d", where, cpus, len(cores), e.Cores)
 		}
 	}
 	var nodes []uint32
-	for _, n := range h.topo.NumaNodes {
+	for _, n := range h.Topology.NumaNodes {
 		if cpuset.New(n.Cpus...).Intersects(cpus) {
 			nodes = append(nodes, n.Id)
 		}
 	}
-	if got := cpuset.New(nodes...); e.Nodes != "" && !got.Equal(mustSet(h.tb, e.Nodes)) {
-		h.tb.Errorf("%s: CPUs %s on nodes %s, want nodes %s", where, cpus, got, e.Nodes)
-	} else if e.NotNodes != "" && got.Intersects(mustSet(h.tb, e.NotNodes)) {
-		h.tb.Errorf("%s: CPUs %s on nodes %s, want none on %s", where, cpus, got, e.NotNodes)
+	if got := cpuset.New(nodes...); e.Nodes != "" && !got.Equal(policytest.MustSet(h.TB, e.Nodes)) {
+		h.TB.Errorf("%s: CPUs %s on nodes %s, want nodes %s", where, cpus, got, e.Nodes)
+	} else if e.NotNodes != "" && got.Intersects(policytest.MustSet(h.TB, e.NotNodes)) {
+		h.TB.Errorf("%s: CPUs %s on nodes %s, want none on %s", where, cpus, got, e.NotNodes)
 	}
 	if e.Mems != "" {
-		if got := h.ctrs[ids[name]].GetAssignment().GetCpusetMems(); got != e.Mems {
-			h.tb.Errorf("%s: mems %q, want %q", where, got, e.Mems)
+		if got := h.Containers[ids[name]].GetAssignment().GetCpusetMems(); got != e.Mems {
+			h.TB.Errorf("%s: mems %q, want %q", where, got, e.Mems)
 		}
 	}
-	if e.Within != "" && !cpus.IsSubsetOf(mustSet(h.tb, e.Within)) {
-		h.tb.Errorf("%s: CPUs %s, want within %s", where, cpus, e.Within)
+	if e.Within != "" && !cpus.IsSubsetOf(policytest.MustSet(h.TB, e.Within)) {
+		h.TB.Errorf("%s: CPUs %s, want within %s", where, cpus, e.Within)
 	}
 	for _, set := range slices.Sorted(maps.Keys(e.CountIn)) {
-		if got := cpus.Intersection(mustSet(h.tb, set)).Size(); got != e.CountIn[set] {
-			h.tb.Errorf("%s: %d of its CPUs %s in %s, want %d", where, got, cpus, set, e.CountIn[set])
+		if got := cpus.Intersection(policytest.MustSet(h.TB, set)).Size(); got != e.CountIn[set] {
+			h.TB.Errorf("%s: %d of its CPUs %s in %s, want %d", where, got, cpus, set, e.CountIn[set])
 		}
 	}
 	if e.Same != "" && !cpus.Equal(h.cpusOf(ids, e.Same)) {
-		h.tb.Errorf("%s: CPUs %s, want %s's %s", where, cpus, e.Same, h.cpusOf(ids, e.Same))
+		h.TB.Errorf("%s: CPUs %s, want %s's %s", where, cpus, e.Same, h.cpusOf(ids, e.Same))
 	}
 	if e.Inside != "" && !cpus.IsSubsetOf(h.cpusOf(ids, e.Inside)) {
-		h.tb.Errorf("%s: CPUs %s, want inside %s's %s", where, cpus, e.Inside, h.cpusOf(ids, e.Inside))
+		h.TB.Errorf("%s: CPUs %s, want inside %s's %s", where, cpus, e.Inside, h.cpusOf(ids, e.Inside))
 	}
 	for _, o := range e.Disjoint {
 		if other := h.cpusOf(ids, o); cpus.Intersects(other) {
-			h.tb.Errorf("%s: CPUs %s overlap %s's %s", where, cpus, o, other)
+			h.TB.Errorf("%s: CPUs %s overlap %s's %s", where, cpus, o, other)
 		}
 	}
 }

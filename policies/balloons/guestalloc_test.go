@@ -60,15 +60,15 @@ func BenchmarkGuestAllocs4096(b *testing.B) {
 			}
 			g := &guestMeter{d: d}
 			h := live4096(b, g, 2000)
-			req := bc.s.request()
+			req := bc.s.Request()
 			rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
 			ctx := context.Background()
 			g.on = true
 			for range b.N {
-				if _, err := h.client.CreateContainer(ctx, req); err != nil {
+				if _, err := h.Client.CreateContainer(ctx, req); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := h.client.RemoveContainer(ctx, rm); err != nil {
+				if _, err := h.Client.RemoveContainer(ctx, rm); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/nriwasm/nriwasm/policies/balloons"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // pool lends loaded instances of the built-in balloons.wasm for the whole
@@ -31,7 +32,7 @@ func teeOpener(calls *int) opener {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return openOn(tb, wasmtest.Tee{TB: tb, Native: r, Wasm: pool.Borrow(tb), Calls: calls}, machine, config, restore)
+		return openOn(tb, policytest.Tee{TB: tb, Want: r, Got: pool.Borrow(tb), Calls: calls}, machine, config, restore)
 	}
 }
 

@@ -21,16 +21,16 @@ balloonTypes:
   shareIdleCPUsInSame: system
   pinMemory: true
 `)
-	h.create(ctr("a1", 1500).in("app"))
-	h.create(ctr("a2", 300).in("app"))
-	h.create(ctr("d", 200))
+	h.Create(ctr("a1", 1500).In("app"))
+	h.Create(ctr("a2", 300).In("app"))
+	h.Create(ctr("d", 200))
 	pools := func() []*abi.Pool {
 		t.Helper()
-		resp, err := h.client.Pools(context.Background(), &abi.PoolsRequest{})
+		resp, err := h.Client.Pools(context.Background(), &abi.PoolsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := validate.New(h.topo).Pools(resp); err != nil {
+		if err := validate.New(h.Topology).Pools(resp); err != nil {
 			t.Fatalf("the host refuses the answer: %v", err)
 		}
 		d := h.dump()
@@ -62,7 +62,7 @@ balloonTypes:
 	if d := byName(pools(), "default[0]"); !slices.Equal(d.GetContainerIds(), []string{"d"}) || d.GetAllocatedMilliCpu() != 200 {
 		t.Fatalf("default[0] = %v, want d with 200 milli-CPU", d)
 	}
-	h.apply(h.remove("a1"))
+	h.Apply(h.Remove("a1"))
 	if app := byName(pools(), "app[0]"); app.GetCapacityMilliCpu() != 1000 || !slices.Equal(app.GetContainerIds(), []string{"a2"}) {
 		t.Fatalf("after a1 left, app[0] = %v, want a2 alone in 1 CPU", app)
 	}

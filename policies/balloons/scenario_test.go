@@ -8,6 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // The scenarios run natively (TestScenarios) and natively and in Wasm at
@@ -39,23 +40,23 @@ func selectionScenario(t *testing.T, open opener, machine string) {
 		s    spec
 		want string
 	}{
-		{ctr("sys", 100).in("kube-system"), "reserved[0]"},
-		{ctr("mon", 100).in("monitoring"), "reserved[0]"},
-		{ctr("lab", 500).label("tier", "fast").in("prod-a"), "by-label[0]"},
-		{ctr("ns", 500).in("prod-b"), "prod[0]"},
+		{ctr("sys", 100).In("kube-system"), "reserved[0]"},
+		{ctr("mon", 100).In("monitoring"), "reserved[0]"},
+		{ctr("lab", 500).Label("tier", "fast").In("prod-a"), "by-label[0]"},
+		{ctr("ns", 500).In("prod-b"), "prod[0]"},
 		{ctr("other", 500), "default[0]"},
-		{ctr("ann", 500).in("prod-c").with("balloon.balloons.resource-policy.nri.io/pod", "spare"), "spare[0]"},
-		{ctr("cann", 500).named("side").in("prod-c").with("balloon.balloons.resource-policy.nri.io/pod", "prod").
-			with("balloon.balloons.resource-policy.nri.io/container.side", "spare"), "spare[0]"},
-		{ctr("bare", 100).with("balloon.balloons.resource-policy.nri.io", "reserved"), "reserved[0]"},
+		{ctr("ann", 500).In("prod-c").With("balloon.balloons.resource-policy.nri.io/pod", "spare"), "spare[0]"},
+		{ctr("cann", 500).Named("side").In("prod-c").With("balloon.balloons.resource-policy.nri.io/pod", "prod").
+			With("balloon.balloons.resource-policy.nri.io/container.side", "spare"), "spare[0]"},
+		{ctr("bare", 100).With("balloon.balloons.resource-policy.nri.io", "reserved"), "reserved[0]"},
 	} {
-		h.create(tc.s)
-		if got := h.balloonOf(tc.s.id); got != tc.want {
-			t.Errorf("%s: in %s, want %s", tc.s.id, got, tc.want)
+		h.Create(tc.s)
+		if got := h.balloonOf(tc.s.ID); got != tc.want {
+			t.Errorf("%s: in %s, want %s", tc.s.ID, got, tc.want)
 		}
 	}
-	_, err := h.tryCreate(ctr("bad", 100).with("balloon.balloons.resource-policy.nri.io/pod", "nope"))
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "pod.annotations[balloon.balloons.resource-policy.nri.io/pod]")
+	_, err := h.TryCreate(ctr("bad", 100).With("balloon.balloons.resource-policy.nri.io/pod", "nope"))
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "pod.annotations[balloon.balloons.resource-policy.nri.io/pod]")
 }
 
 // inflateScenario: a balloon inflates as containers join and deflates as
@@ -63,40 +64,40 @@ func selectionScenario(t *testing.T, open opener, machine string) {
 // balloon (maxCPUs) makes a new one, an emptied one above minBalloons goes.
 func inflateScenario(t *testing.T, open opener, machine string) {
 	h := mustOpen(t, open, machine, "balloonTypes:\n- name: app\n  namespaces: [app]\n  maxCPUs: 3\n")
-	h.create(ctr("a", 600).in("app"))
-	if b := h.balloon("app[0]"); mustSet(t, b.CPUs).Size() != 1 {
+	h.Create(ctr("a", 600).In("app"))
+	if b := h.balloon("app[0]"); policytest.MustSet(t, b.CPUs).Size() != 1 {
 		t.Fatalf("app[0] has %s for 600m, want 1 CPU", b.CPUs)
 	}
-	resp := h.create(ctr("b", 600).in("app"))
+	resp := h.Create(ctr("b", 600).In("app"))
 	if len(resp.Updates) != 1 || resp.Updates[0].ContainerId != "a" {
 		t.Errorf("inflating app[0] updated %v, want a", resp.Updates)
 	}
-	resp = h.create(ctr("c", 1000).in("app"))
-	if n := mustSet(t, h.balloon("app[0]").CPUs).Size(); n != 3 || len(resp.Updates) != 2 {
+	resp = h.Create(ctr("c", 1000).In("app"))
+	if n := policytest.MustSet(t, h.balloon("app[0]").CPUs).Size(); n != 3 || len(resp.Updates) != 2 {
 		t.Errorf("app[0] has %d CPUs (want 3), updates %v (want a and b)", n, resp.Updates)
 	}
-	h.create(ctr("d", 1500).in("app"))
+	h.Create(ctr("d", 1500).In("app"))
 	if got := h.balloonOf("d"); got != "app[1]" {
 		t.Errorf("d in %s, want a new app[1]", got)
 	}
-	if ups := h.remove("c"); len(ups) != 2 || mustSet(t, h.balloon("app[0]").CPUs).Size() != 2 {
+	if ups := h.Remove("c"); len(ups) != 2 || policytest.MustSet(t, h.balloon("app[0]").CPUs).Size() != 2 {
 		t.Errorf("removing c: updates %v, app[0] %s; want a and b updated, 2 CPUs", ups, h.balloon("app[0]").CPUs)
 	}
-	h.remove("d")
+	h.Remove("d")
 	for _, b := range h.dump().Balloons {
 		if b.Name == "app[1]" {
 			t.Errorf("empty app[1] kept")
 		}
 	}
 	// An update resizes too.
-	ups, err := h.update("a", 1900)
-	if err != nil || mustSet(t, h.balloon("app[0]").CPUs).Size() != 3 || len(ups) != 2 {
+	ups, err := h.Update("a", &abi.Resources{CpuRequestMilli: 1900})
+	if err != nil || policytest.MustSet(t, h.balloon("app[0]").CPUs).Size() != 3 || len(ups) != 2 {
 		t.Errorf("update a to 1900m: %v, updates %v, app[0] %s", err, ups, h.balloon("app[0]").CPUs)
 	}
-	_, err = h.update("a", 5000)
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli")
+	_, err = h.Update("a", &abi.Resources{CpuRequestMilli: 5000})
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli")
 	// A best-effort container still gets a CPU.
-	h.create(ctr("be", 0).in("app"))
+	h.Create(ctr("be", 0).In("app"))
 }
 
 // fillScenario: preferNewBalloons, preferSpreadingPods, groupBy,
@@ -130,35 +131,35 @@ balloonTypes:
 	if h.balloon("pre[1]").CPUs == "" {
 		t.Errorf("minBalloons: pre[1] has no CPUs")
 	}
-	h.create(ctr("s1", 100).in("solo"))
-	h.create(ctr("s2", 100).in("solo"))
-	h.create(ctr("s3", 100).in("solo"))
+	h.Create(ctr("s1", 100).In("solo"))
+	h.Create(ctr("s2", 100).In("solo"))
+	h.Create(ctr("s3", 100).In("solo"))
 	if a, b, c := h.balloonOf("s1"), h.balloonOf("s2"), h.balloonOf("s3"); a == b || c != "solo[0]" && c != "solo[1]" {
 		t.Errorf("solo: %s %s %s; want two balloons, the third container in one of them (maxBalloons 2)", a, b, c)
 	}
-	h.create(ctr("p1", 100).in("spread").ofPod("pp").named("x"))
-	h.create(ctr("p2", 100).in("spread").ofPod("pp").named("y"))
+	h.Create(ctr("p1", 100).In("spread").OfPod("pp").Named("x"))
+	h.Create(ctr("p2", 100).In("spread").OfPod("pp").Named("y"))
 	if h.balloonOf("p1") == h.balloonOf("p2") {
 		t.Errorf("preferSpreadingPods: both containers of pp in %s", h.balloonOf("p1"))
 	}
-	h.create(ctr("g1", 100).in("grp").label("app", "web"))
-	h.create(ctr("g2", 100).in("grp").label("app", "db"))
-	h.create(ctr("g3", 100).in("grp").label("app", "web"))
+	h.Create(ctr("g1", 100).In("grp").Label("app", "web"))
+	h.Create(ctr("g2", 100).In("grp").Label("app", "db"))
+	h.Create(ctr("g3", 100).In("grp").Label("app", "web"))
 	if h.balloonOf("g1") != h.balloonOf("g3") || h.balloonOf("g1") == h.balloonOf("g2") {
 		t.Errorf("groupBy: web in %s and %s, db in %s", h.balloonOf("g1"), h.balloonOf("g3"), h.balloonOf("g2"))
 	}
-	h.create(ctr("n1", 100).in("ns-a"))
-	h.create(ctr("n2", 100).in("ns-b"))
-	h.create(ctr("n3", 100).in("ns-a"))
+	h.Create(ctr("n1", 100).In("ns-a"))
+	h.Create(ctr("n2", 100).In("ns-b"))
+	h.Create(ctr("n3", 100).In("ns-a"))
 	if h.balloonOf("n1") != h.balloonOf("n3") || h.balloonOf("n1") == h.balloonOf("n2") {
 		t.Errorf("perNamespace: ns-a in %s and %s, ns-b in %s", h.balloonOf("n1"), h.balloonOf("n3"), h.balloonOf("n2"))
 	}
-	h.create(ctr("q1", 800).in("pre"))
-	h.create(ctr("q2", 800).in("pre"))
-	if _, err := h.tryCreate(ctr("q3", 800).in("pre")); err == nil {
+	h.Create(ctr("q1", 800).In("pre"))
+	h.Create(ctr("q2", 800).In("pre"))
+	if _, err := h.TryCreate(ctr("q3", 800).In("pre")); err == nil {
 		t.Errorf("a third container fit in two 1-CPU balloons")
 	}
-	h.remove("q1")
+	h.Remove("q1")
 	if h.balloon("pre[0]").CPUs == "" {
 		t.Errorf("minBalloons: pre[0] deleted or emptied")
 	}
@@ -177,28 +178,28 @@ balloonTypes:
   hideHyperthreads: true
   minCPUs: 2
 `)
-	h.create(ctr("b1", 1000).in("burst"))
+	h.Create(ctr("b1", 1000).In("burst"))
 	b := h.balloon("burst[0]")
 	if b.SharedIdle == "" {
 		t.Fatalf("burst[0] shares no idle CPUs")
 	}
-	before := h.ctrs["b1"].Assignment.CpusetCpus
-	h.create(ctr("b2", 1000).in("ht"))
-	h.create(ctr("b3", 2000).in("burst"))
-	if h.ctrs["b1"].Assignment.CpusetCpus == before {
+	before := h.Containers["b1"].Assignment.CpusetCpus
+	h.Create(ctr("b2", 1000).In("ht"))
+	h.Create(ctr("b3", 2000).In("burst"))
+	if h.Containers["b1"].Assignment.CpusetCpus == before {
 		t.Logf("burst[0]'s CPUs unchanged after growing: %s", before)
 	}
-	h.create(ctr("h1", 500).in("burst").with("hide-hyperthreads.resource-policy.nri.io/pod", "true"))
-	h.create(ctr("pc", 500).with("cpu.preserve.resource-policy.nri.io/pod", "true"))
-	if a := h.ctrs["pc"].Assignment; a.CpusetCpus != "" || a.CpusetMems != "" || h.balloonOf("pc") != "" {
+	h.Create(ctr("h1", 500).In("burst").With("hide-hyperthreads.resource-policy.nri.io/pod", "true"))
+	h.Create(ctr("pc", 500).With("cpu.preserve.resource-policy.nri.io/pod", "true"))
+	if a := h.Containers["pc"].Assignment; a.CpusetCpus != "" || a.CpusetMems != "" || h.balloonOf("pc") != "" {
 		t.Errorf("cpu.preserve: got %v in %q", a, h.balloonOf("pc"))
 	}
-	h.create(ctr("pm", 500).with("memory.preserve.resource-policy.nri.io/pod", "true"))
-	if a := h.ctrs["pm"].Assignment; a.CpusetCpus == "" || a.CpusetMems != "" {
+	h.Create(ctr("pm", 500).With("memory.preserve.resource-policy.nri.io/pod", "true"))
+	if a := h.Containers["pm"].Assignment; a.CpusetCpus == "" || a.CpusetMems != "" {
 		t.Errorf("memory.preserve: got %v", a)
 	}
-	h.remove("b3")
-	h.remove("b1")
+	h.Remove("b3")
+	h.Remove("b1")
 }
 
 // compositeScenario: a composite balloon's CPUs are its parts' (all, or the
@@ -219,19 +220,19 @@ balloonTypes:
 - name: near1
   preferCloseToDevices: [/sys/devices/system/node/node1]
 `)
-	h.create(ctr("c1", 3000).in("both"))
+	h.Create(ctr("c1", 3000).In("both"))
 	b := h.balloon("both[0]")
-	if len(b.Parts) != 2 || mustSet(t, b.CPUs).Size() != 4 {
+	if len(b.Parts) != 2 || policytest.MustSet(t, b.CPUs).Size() != 4 {
 		t.Errorf("both[0]: %d parts, CPUs %s; want 2 parts of 2 CPUs", len(b.Parts), b.CPUs)
 	}
-	h.create(ctr("e1", 500).in("either"))
-	h.create(ctr("e2", 500).in("either"))
+	h.Create(ctr("e1", 500).In("either"))
+	h.Create(ctr("e2", 500).In("either"))
 	p1, p2 := h.balloon(h.balloonOf("e1")).Parts, h.balloon(h.balloonOf("e2")).Parts
 	if len(p1) != 1 || len(p2) != 1 || strings.Split(p1[0], "[")[0] == strings.Split(p2[0], "[")[0] {
 		t.Errorf("balance-balloons: parts %v and %v, want one of each type", p1, p2)
 	}
-	h.remove("c1")
-	h.remove("e1")
+	h.Remove("c1")
+	h.Remove("e1")
 }
 
 // reservedScenario: a reserved cpuset, availableResources, pinMemory off,
@@ -239,26 +240,26 @@ balloonTypes:
 func reservedScenario(t *testing.T, open opener, machine string) {
 	cfg := "reservedResources: {cpu: \"cpuset:0-1\"}\navailableResources: {cpu: \"exclude-cpuset:3\"}\npinMemory: false\n"
 	h := mustOpen(t, open, machine, cfg)
-	h.create(ctr("k", 1500).in("kube-system"))
+	h.Create(ctr("k", 1500).In("kube-system"))
 	if got := h.balloon("reserved[0]").CPUs; got != "0-1" {
 		t.Errorf("reserved[0] = %s, want 0-1", got)
 	}
-	h.create(ctr("d", 2500))
-	if mustSet(t, h.balloon("default[0]").CPUs).Intersects(mustSet(t, "0-1,3")) {
+	h.Create(ctr("d", 2500))
+	if policytest.MustSet(t, h.balloon("default[0]").CPUs).Intersects(policytest.MustSet(t, "0-1,3")) {
 		t.Errorf("default took reserved or unavailable CPUs: %s", h.balloon("default[0]").CPUs)
 	}
-	if h.ctrs["d"].Assignment.CpusetMems != "" {
-		t.Errorf("pinMemory false answered mems %q", h.ctrs["d"].Assignment.CpusetMems)
+	if h.Containers["d"].Assignment.CpusetMems != "" {
+		t.Errorf("pinMemory false answered mems %q", h.Containers["d"].Assignment.CpusetMems)
 	}
-	if err := h.reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  shareIdleCPUsInSame: system\n"); err != nil {
+	if err := h.Reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  shareIdleCPUsInSame: system\n"); err != nil {
 		t.Fatalf("Reconfigure: %v", err)
 	}
 	if h.balloonOf("d") != "all[0]" || h.balloonOf("k") != "reserved[0]" {
 		t.Errorf("after Reconfigure: d in %s, k in %s", h.balloonOf("d"), h.balloonOf("k"))
 	}
-	err := h.reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  maxCPUs: -1\n")
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config")
-	h.create(ctr("e", 500))
+	err := h.Reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  maxCPUs: -1\n")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config")
+	h.Create(ctr("e", 500))
 }
 
 // devicesScenario: a type preferring CPU 5's L2 and one preferring the
@@ -291,25 +292,25 @@ balloonTypes:
   namespaces: [gone]
   preferCloseToDevices: [/sys/class/net/nosuch0, /sys/devices/pci0000:ff/0000:ff:1f.7/net/nosuch1]
 `, last.Id))
-	h.create(ctr("a", 2000).in("l2"))
+	h.Create(ctr("a", 2000).In("l2"))
 	if got := h.balloon(h.balloonOf("a")).CPUs; got != l2.String() {
 		t.Errorf("l2 balloon has CPUs %s, want cpu5's L2 %s", got, l2)
 	}
-	h.create(ctr("b", 3000).in("l3"))
-	if got := mustSet(t, h.balloon(h.balloonOf("b")).CPUs); got.Size() != 3 || !got.IsSubsetOf(l3.Difference(l2)) {
+	h.Create(ctr("b", 3000).In("l3"))
+	if got := policytest.MustSet(t, h.balloon(h.balloonOf("b")).CPUs); got.Size() != 3 || !got.IsSubsetOf(l3.Difference(l2)) {
 		t.Errorf("l3 balloon has CPUs %s, want 3 of cpu%d's L3 %s outside the l2 balloon", got, last.Id, l3)
 	}
-	h.create(ctr("c", 1000).in("gone"))
-	if got := mustSet(t, h.balloon(h.balloonOf("c")).CPUs); got.Size() != 1 {
+	h.Create(ctr("c", 1000).In("gone"))
+	if got := policytest.MustSet(t, h.balloon(h.balloonOf("c")).CPUs); got.Size() != 1 {
 		t.Errorf("a type with missing devices got CPUs %s, want 1", got)
 	}
-	h.remove("a")
-	h.create(ctr("a2", 1000).in("l2"))
-	if got := mustSet(t, h.balloon(h.balloonOf("a2")).CPUs); got.Size() != 1 || !got.IsSubsetOf(l2) {
+	h.Remove("a")
+	h.Create(ctr("a2", 1000).In("l2"))
+	if got := policytest.MustSet(t, h.balloon(h.balloonOf("a2")).CPUs); got.Size() != 1 || !got.IsSubsetOf(l2) {
 		t.Errorf("l2 balloon has CPUs %s, want one of %s", got, l2)
 	}
-	h.remove("b")
-	h.remove("c")
+	h.Remove("b")
+	h.Remove("c")
 }
 
 // restoreScenario: a restart from the journal keeps every container where
@@ -317,14 +318,14 @@ balloonTypes:
 func restoreScenario(t *testing.T, open opener, machine string) {
 	cfg := "balloonTypes:\n- name: app\n  namespaces: [app]\n  maxCPUs: 4\n  shareIdleCPUsInSame: package\n- name: ht\n  namespaces: [ht]\n  hideHyperthreads: true\n"
 	h := mustOpen(t, open, machine, cfg)
-	for i, id := range fmtIDs(12, "r") {
+	for i, id := range policytest.IDs(12, "r") {
 		ns := []string{"app", "default", "ht"}[i%3]
-		h.create(ctr(id, int64(300+200*(i%4))).in(ns))
+		h.Create(ctr(id, int64(300+200*(i%4))).In(ns))
 	}
-	h.create(ctr("k", 200).in("kube-system"))
-	h.remove("r0004")
+	h.Create(ctr("k", 200).In("kube-system"))
+	h.Remove("r0004")
 	before := h.dump()
-	h2, err := open(t, machine, cfg, h.restoreState())
+	h2, err := open(t, machine, cfg, h.RestoreState())
 	if err != nil {
 		t.Fatalf("Init with restore: %v", err)
 	}
@@ -335,10 +336,10 @@ func restoreScenario(t *testing.T, open opener, machine string) {
 			t.Errorf("restored %s in %s with %s, was %s in %s with %s", c.ID, c.Balloon, c.CPUs, b.ID, b.Balloon, b.CPUs)
 		}
 	}
-	h2.create(ctr("new", 700).in("app"))
-	h2.remove("r0000")
+	h2.Create(ctr("new", 700).In("app"))
+	h2.Remove("r0000")
 	// A journal without the annotations (another policy's) is adopted too.
-	rs := h2.restoreState()
+	rs := h2.RestoreState()
 	for _, c := range rs.Containers {
 		c.Assignment.Annotations = nil
 	}
@@ -347,7 +348,7 @@ func restoreScenario(t *testing.T, open opener, machine string) {
 		t.Fatalf("Init with a bare journal: %v", err)
 	}
 	h3.check()
-	h3.create(ctr("more", 700).in("app"))
+	h3.Create(ctr("more", 700).In("app"))
 }
 
 // memKindName names a node's memory as memoryTypes does (CXL is PMEM).
@@ -423,11 +424,11 @@ func memTypeScenario(t *testing.T, open opener, machine string) {
 	want := map[string][]string{}
 	add := func(s spec, dump string, kinds ...string) {
 		t.Helper()
-		h.create(s)
-		want[s.id] = kinds
+		h.Create(s)
+		want[s.ID] = kinds
 		for _, c := range h.dump().Containers {
-			if c.ID == s.id && c.MemoryTypes != dump {
-				t.Errorf("%s: memory types %q, want %q", s.id, c.MemoryTypes, dump)
+			if c.ID == s.ID && c.MemoryTypes != dump {
+				t.Errorf("%s: memory types %q, want %q", s.ID, c.MemoryTypes, dump)
 			}
 		}
 	}
@@ -440,24 +441,24 @@ func memTypeScenario(t *testing.T, open opener, machine string) {
 				if c.Mems != "" {
 					t.Errorf("%s: %s has mems %q, want none", step, c.ID, c.Mems)
 				}
-			case c.Mems != closestMems(topo, mustSet(t, c.CPUs), kinds...).String():
+			case c.Mems != closestMems(topo, policytest.MustSet(t, c.CPUs), kinds...).String():
 				t.Errorf("%s: %s on CPUs %s has mems %q, want the closest %v nodes %s",
-					step, c.ID, c.CPUs, c.Mems, kinds, closestMems(topo, mustSet(t, c.CPUs), kinds...))
+					step, c.ID, c.CPUs, c.Mems, kinds, closestMems(topo, policytest.MustSet(t, c.CPUs), kinds...))
 			}
 		}
 	}
-	add(ctr("plain", 500).in("mem"), "", "DRAM")
-	add(ctr("pm", 500).in("mem").with(key+"/pod", "pmem"), "PMEM", "PMEM")
-	add(ctr("both", 500).in("mem").with(key, " Pmem , dram"), "DRAM,PMEM", "DRAM", "PMEM")
-	add(ctr("cform", 500).in("mem").named("side").with(key+"/pod", "dram").with(key+"/container.side", "PMEM"), "PMEM", "PMEM")
-	add(ctr("pform", 500).in("mem").named("main").with(key, "pmem").with(key+"/pod", "dram").with(key+"/container.side", "PMEM"), "DRAM", "DRAM")
-	add(ctr("bad", 500).in("mem").with(key+"/pod", "dram,sram"), "", "DRAM")
-	add(ctr("keep", 500).in("mem").with(key+"/pod", "pmem").with("memory.preserve.resource-policy.nri.io/pod", "true"), "")
-	add(ctr("nopin", 500).in("nopin").with(key+"/pod", "pmem"), "")
+	add(ctr("plain", 500).In("mem"), "", "DRAM")
+	add(ctr("pm", 500).In("mem").With(key+"/pod", "pmem"), "PMEM", "PMEM")
+	add(ctr("both", 500).In("mem").With(key, " Pmem , dram"), "DRAM,PMEM", "DRAM", "PMEM")
+	add(ctr("cform", 500).In("mem").Named("side").With(key+"/pod", "dram").With(key+"/container.side", "PMEM"), "PMEM", "PMEM")
+	add(ctr("pform", 500).In("mem").Named("main").With(key, "pmem").With(key+"/pod", "dram").With(key+"/container.side", "PMEM"), "DRAM", "DRAM")
+	add(ctr("bad", 500).In("mem").With(key+"/pod", "dram,sram"), "", "DRAM")
+	add(ctr("keep", 500).In("mem").With(key+"/pod", "pmem").With("memory.preserve.resource-policy.nri.io/pod", "true"), "")
+	add(ctr("nopin", 500).In("nopin").With(key+"/pod", "pmem"), "")
 	check(h, "created")
 	// On the PMEM machine, nodes 2 and 3 are sockets 0's and 1's PMEM.
 	pmemMachine := machine == "PMEM112CPUIsolated"
-	mems := func(id string) string { return h.ctrs[id].Assignment.CpusetMems }
+	mems := func(id string) string { return h.Containers[id].Assignment.CpusetMems }
 	if pmemMachine && (mems("pm") != "2" && mems("pm") != "3" || mems("cform") != mems("pm") ||
 		mems("both") != "0,2" && mems("both") != "1,3" || mems("plain") != "0" && mems("plain") != "1") {
 		t.Errorf("mems: pm %s, cform %s, both %s, plain %s; want one socket's PMEM node, the same, its DRAM and PMEM nodes, its DRAM node",
@@ -470,24 +471,24 @@ func memTypeScenario(t *testing.T, open opener, machine string) {
 		most = max(most, len(n.Cpus))
 	}
 	if most+8 < len(topo.Cpus) {
-		add(ctr("grow", int64(most+1)*1000).in("mem"), "", "DRAM")
-		if closestMems(topo, mustSet(t, h.balloon("mem[0]").CPUs), "DRAM").Size() < 2 {
+		add(ctr("grow", int64(most+1)*1000).In("mem"), "", "DRAM")
+		if closestMems(topo, policytest.MustSet(t, h.balloon("mem[0]").CPUs), "DRAM").Size() < 2 {
 			t.Errorf("mem[0] (%s) did not cross a NUMA node", h.balloon("mem[0]").CPUs)
 		}
 		check(h, "grown")
 		if pmemMachine && (mems("pm") != "2-3" || mems("both") != "0-3" || mems("plain") != "0-1") {
 			t.Errorf("after growing over both sockets: pm %s, both %s, plain %s; want 2-3, 0-3, 0-1", mems("pm"), mems("both"), mems("plain"))
 		}
-		h.remove("grow")
+		h.Remove("grow")
 		delete(want, "grow")
 		check(h, "shrunk")
 	}
-	if _, err := h.update("plain", 2500); err != nil {
+	if _, err := h.Update("plain", &abi.Resources{CpuRequestMilli: 2500}); err != nil {
 		t.Fatalf("update plain: %v", err)
 	}
 	check(h, "updated")
 	before := h.dump()
-	h2, err := open(t, machine, memTypeConfig, h.restoreState())
+	h2, err := open(t, machine, memTypeConfig, h.RestoreState())
 	if err != nil {
 		t.Fatalf("Init with restore: %v", err)
 	}
@@ -499,7 +500,7 @@ func memTypeScenario(t *testing.T, open opener, machine string) {
 		}
 	}
 	// The first call after the restart answers no other mems.
-	resp := h2.create(ctr("after", 100))
+	resp := h2.Create(ctr("after", 100))
 	want["after"] = []string{"DRAM", "PMEM", "HBM"}
 	for _, u := range resp.Updates {
 		if u.CpusetMems != "" {
@@ -507,7 +508,7 @@ func memTypeScenario(t *testing.T, open opener, machine string) {
 		}
 	}
 	check(h2, "restored")
-	if _, err := h2.update("plain", 3500); err != nil {
+	if _, err := h2.Update("plain", &abi.Resources{CpuRequestMilli: 3500}); err != nil {
 		t.Fatalf("update plain after restore: %v", err)
 	}
 	check(h2, "restored and updated")
@@ -525,10 +526,10 @@ func claimFor(uid string, devices ...string) *abi.Claim {
 }
 
 func (h *harness) allocate(c *abi.Claim) (*abi.AllocateResponse, error) {
-	resp, err := h.client.Allocate(context.Background(), &abi.AllocateRequest{Claim: c})
+	resp, err := h.Client.Allocate(context.Background(), &abi.AllocateRequest{Claim: c})
 	if err == nil {
-		h.claims = append(h.claims, &abi.PreparedClaim{Claim: c, Allocation: resp})
-		h.apply(resp.Updates)
+		h.Claims = append(h.Claims, &abi.PreparedClaim{Claim: c, Allocation: resp})
+		h.Apply(resp.Updates)
 	}
 	h.check()
 	return resp, err
@@ -538,7 +539,7 @@ func (h *harness) allocate(c *abi.Claim) (*abi.AllocateResponse, error) {
 // release, and a restart with a prepared claim.
 func draScenario(t *testing.T, open opener, machine string) {
 	h := mustOpen(t, open, machine, draConfig)
-	devs, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	devs, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 	if err != nil || len(devs.Devices) != 2 || devs.Devices[0].Name != "dedicated-0" || devs.Devices[1].Capacities["cpu"].Value != "4" {
 		t.Fatalf("Devices = %v, %v; want dedicated-0 and dedicated-1 with cpu 4", devs, err)
 	}
@@ -549,29 +550,29 @@ func draScenario(t *testing.T, open opener, machine string) {
 	if _, err := h.allocate(claimFor("u2", "dedicated-1")); err == nil {
 		t.Errorf("a second claim bound dedicated-1")
 	}
-	h.create(ctr("w1", 1500).withCDI("balloons.nri.io/claim=u1-0"))
-	h.create(ctr("w2", 1500).withCDI("other.io/x=y", "balloons.nri.io/claim=u1-0"))
+	h.Create(ctr("w1", 1500).WithCDI("balloons.nri.io/claim=u1-0"))
+	h.Create(ctr("w2", 1500).WithCDI("other.io/x=y", "balloons.nri.io/claim=u1-0"))
 	if h.balloonOf("w1") != "dedicated[1]" || h.balloonOf("w2") != "dedicated[1]" {
 		t.Errorf("claim holders in %s and %s, want dedicated[1]", h.balloonOf("w1"), h.balloonOf("w2"))
 	}
 	// Env binds only when the runtime reports no CDI devices.
 	e := ctr("w3", 100)
-	e.env = []*abi.KeyValue{{Key: "DRA_BALLOON_u1", Value: "dedicated-1"}}
-	h.create(e)
-	forged := ctr("w4", 100).withCDI("other.io/x=y")
-	forged.env = e.env
-	h.create(forged)
+	e.Env = []*abi.KeyValue{{Key: "DRA_BALLOON_u1", Value: "dedicated-1"}}
+	h.Create(e)
+	forged := ctr("w4", 100).WithCDI("other.io/x=y")
+	forged.Env = e.Env
+	h.Create(forged)
 	if h.balloonOf("w3") != "dedicated[1]" || h.balloonOf("w4") != "default[0]" {
 		t.Errorf("env: w3 in %s (want dedicated[1]), w4 with CDI devices in %s (want default[0])", h.balloonOf("w3"), h.balloonOf("w4"))
 	}
-	_, err = h.tryCreate(ctr("w5", 100).withCDI("balloons.nri.io/claim=nope-0"))
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
-	_, err = h.tryCreate(ctr("big", 3000).withCDI("balloons.nri.io/claim=u1-0"))
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
-	_, err = h.client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")})
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
+	_, err = h.TryCreate(ctr("w5", 100).WithCDI("balloons.nri.io/claim=nope-0"))
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
+	_, err = h.TryCreate(ctr("big", 3000).WithCDI("balloons.nri.io/claim=u1-0"))
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
+	_, err = h.Client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")})
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
 
-	h2, err := open(t, machine, draConfig, h.restoreState())
+	h2, err := open(t, machine, draConfig, h.RestoreState())
 	if err != nil {
 		t.Fatalf("Init with restore: %v", err)
 	}
@@ -580,9 +581,9 @@ func draScenario(t *testing.T, open opener, machine string) {
 		t.Errorf("restored dedicated[1]: claim %q, containers %v", b.Claim, b.Containers)
 	}
 	for _, id := range []string{"w1", "w2", "w3"} {
-		h2.remove(id)
+		h2.Remove(id)
 	}
-	if _, err := h2.client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")}); err != nil {
+	if _, err := h2.Client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")}); err != nil {
 		t.Errorf("Release: %v", err)
 	}
 	if _, err := h2.allocate(claimFor("u2", "dedicated-1")); err != nil {
@@ -593,7 +594,7 @@ func draScenario(t *testing.T, open opener, machine string) {
 			t.Errorf("claim %v accepted", c)
 		}
 	}
-	if err := h2.reconfigure("balloonTypes: []\n"); err == nil {
+	if err := h2.Reconfigure("balloonTypes: []\n"); err == nil {
 		t.Errorf("a configuration without the bound device accepted")
 	}
 }
@@ -609,13 +610,13 @@ func badConfigScenario(t *testing.T, open opener, machine string) {
 		{"balloonTypes:\n- name: b\n- name: a\n  cpuClass: turbo\n  components: [{balloonType: b}]\n", "config.balloonTypes[1].cpuClass"},
 	} {
 		_, err := open(t, machine, tc.cfg, nil)
-		wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
+		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
 	}
 	h := mustOpen(t, open, machine, "")
-	h.create(ctr("a", 500))
-	err := h.reconfigure("balloonTypes:\n- name: a\n  shareIdleCPUsInSame: planet\n")
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.balloonTypes[0].shareIdleCPUsInSame")
-	h.create(ctr("b", 500))
+	h.Create(ctr("a", 500))
+	err := h.Reconfigure("balloonTypes:\n- name: a\n  shareIdleCPUsInSame: planet\n")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.balloonTypes[0].shareIdleCPUsInSame")
+	h.Create(ctr("b", 500))
 }
 
 var scenarios = []struct {

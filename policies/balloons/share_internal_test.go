@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // TestReshareMatchesARescan checks the incremental idle sharing (zones
@@ -22,7 +22,7 @@ balloonTypes:
 - {name: all, namespaces: [all], maxCPUs: 2, shareIdleCPUsInSame: system}
 `
 	p := New()
-	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: discovered(t, topologytest.Server2Socket4NodesInterleaved())}); err != nil {
+	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved")}); err != nil {
 		t.Fatal(err)
 	}
 	namespaces := []string{"numa", "core", "pkg", "all", "default"}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 func TestListCompare(t *testing.T) {
@@ -40,7 +40,7 @@ func TestListCompare(t *testing.T) {
 // expanded, one update per container, by the SDK.
 func TestUpdatesGrouped(t *testing.T) {
 	const config = "reservedResources: {cpu: 1}\n"
-	topo := discovered(t, topologytest.N4C16())
+	topo := policytest.Machine(t, "N4C16")
 	pod := &abi.PodSandbox{Id: "pod", Namespace: "default"}
 	spec := func(id string) *abi.Container {
 		return &abi.Container{Id: id, PodSandboxId: pod.Id, Name: id, Resources: &abi.Resources{CpuRequestMilli: 1000}}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 const (
@@ -14,13 +15,13 @@ const (
 
 // poolOf is where a container runs: its cpuset and memory nodes.
 func (h *harness) poolOf(id string) [2]string {
-	a := h.ctrs[id].GetAssignment()
+	a := h.Containers[id].GetAssignment()
 	return [2]string{a.GetCpusetCpus(), a.GetCpusetMems()}
 }
 
 // limitedShared is a Burstable container with a CPU limit: it goes to the
 // NUMA node with the fewest containers.
-func limitedShared(id string) spec { return burstable(id, 100).limited(200) }
+func limitedShared(id string) spec { return burstable(id, 100).Limited(200) }
 
 // TestAffinityAnnotations: a pod's affinity annotation pulls a container to
 // the pool of the containers it names, anti-affinity pushes it away, where
@@ -29,14 +30,14 @@ func TestAffinityAnnotations(t *testing.T) { nativeAndWasm(t, affinityScenario) 
 
 func affinityScenario(t *testing.T, open opener) {
 	h := mustOpen(t, open, affinityMachine, "")
-	h.create(limitedShared("a").of("web", "front"))
+	h.Create(limitedShared("a").OfPod("web").Named("front"))
 	// Without affinity the next container goes to another, emptier node.
-	h.create(limitedShared("free").of("other", "x"))
+	h.Create(limitedShared("free").OfPod("other").Named("x"))
 	if h.poolOf("free") == h.poolOf("a") {
 		t.Fatalf("free joined a in %v: the scenario needs the default to spread", h.poolOf("a"))
 	}
 	// "front: [back]" is symmetric: back has affinity to front.
-	h.create(limitedShared("b").of("web", "back").with(annAffinity, "front: [back]"))
+	h.Create(limitedShared("b").OfPod("web").Named("back").With(annAffinity, "front: [back]"))
 	if h.poolOf("b") != h.poolOf("a") {
 		t.Errorf("b with affinity to front (a, in %v) went to %v", h.poolOf("a"), h.poolOf("b"))
 	}
@@ -47,9 +48,9 @@ func affinityScenario(t *testing.T, open opener) {
 	h2 := mustOpen(t, open, affinityMachine, "")
 	ids := []string{"n0", "n1", "n2", "n3"}
 	for _, id := range ids {
-		h2.create(limitedShared(id).of("fill-"+id, "x"))
+		h2.Create(limitedShared(id).OfPod("fill-" + id).Named("x"))
 	}
-	h2.create(limitedShared("plain").of("lone", "x"))
+	h2.Create(limitedShared("plain").OfPod("lone").Named("x"))
 	target := ""
 	for _, id := range ids {
 		if h2.poolOf(id) == h2.poolOf("plain") {
@@ -59,8 +60,8 @@ func affinityScenario(t *testing.T, open opener) {
 	if target == "" {
 		t.Fatalf("plain (%v) joined no filler", h2.poolOf("plain"))
 	}
-	h2.remove("plain")
-	h2.create(limitedShared("away").of("fill-"+target, "side").with(annAntiAffinity, "side: [x]"))
+	h2.Remove("plain")
+	h2.Create(limitedShared("away").OfPod("fill-"+target).Named("side").With(annAntiAffinity, "side: [x]"))
 	if h2.poolOf("away") == h2.poolOf(target) {
 		t.Errorf("away, with anti-affinity to %s, joined it in %v", target, h2.poolOf(target))
 	}
@@ -76,8 +77,8 @@ func colocateScenario(t *testing.T, open opener) {
 		config     string
 		a, b, away spec
 	}{
-		{"colocatePods: true\n", limitedShared("a").of("web", "front"), limitedShared("b").of("web", "back"), limitedShared("c").of("db", "x")},
-		{"colocateNamespaces: true\n", limitedShared("a").in("ns1"), limitedShared("b").in("ns1"), limitedShared("c").in("ns2")},
+		{"colocatePods: true\n", limitedShared("a").OfPod("web").Named("front"), limitedShared("b").OfPod("web").Named("back"), limitedShared("c").OfPod("db").Named("x")},
+		{"colocateNamespaces: true\n", limitedShared("a").In("ns1"), limitedShared("b").In("ns1"), limitedShared("c").In("ns2")},
 	} {
 		for _, on := range []bool{false, true} {
 			config := ""
@@ -85,9 +86,9 @@ func colocateScenario(t *testing.T, open opener) {
 				config = tc.config
 			}
 			h := mustOpen(t, open, affinityMachine, config)
-			h.create(tc.a)
-			h.create(tc.b)
-			h.create(tc.away)
+			h.Create(tc.a)
+			h.Create(tc.b)
+			h.Create(tc.away)
 			if together := h.poolOf("a") == h.poolOf("b"); together != on {
 				t.Errorf("%q: a in %v, b in %v: together %v, want %v", config, h.poolOf("a"), h.poolOf("b"), together, on)
 			}
@@ -106,19 +107,19 @@ func TestAffinityFullForm(t *testing.T) { nativeAndWasm(t, affinityFullFormScena
 
 func affinityFullFormScenario(t *testing.T, open opener) {
 	h := mustOpen(t, open, affinityMachine, "")
-	h.create(limitedShared("db").of("db", "x").in("data"))
+	h.Create(limitedShared("db").OfPod("db").Named("x").In("data"))
 	// The same match without a scope looks in the pod "web" only: no
 	// affinity, so the fewest-containers rule spreads it.
-	h.create(limitedShared("solo").of("web", "solo").with(annAffinity, "solo: [{match: {key: name, operator: Equals, values: [x]}}]"))
+	h.Create(limitedShared("solo").OfPod("web").Named("solo").With(annAffinity, "solo: [{match: {key: name, operator: Equals, values: [x]}}]"))
 	if h.poolOf("solo") == h.poolOf("db") {
 		t.Errorf("solo, with affinity scoped to its own pod, joined db in %v", h.poolOf("db"))
 	}
-	h.create(limitedShared("app").of("web", "app").with(annAffinity,
+	h.Create(limitedShared("app").OfPod("web").Named("app").With(annAffinity,
 		"app: [{scope: {key: namespace, operator: Equals, values: [data]}, match: {key: name, operator: In, values: [x, y]}, weight: 5}]"))
 	if h.poolOf("app") != h.poolOf("db") {
 		t.Errorf("app, with affinity to db's container x (in %v), went to %v", h.poolOf("db"), h.poolOf("app"))
 	}
 	h.check()
-	_, err := h.tryCreate(limitedShared("bad").of("web", "bad").with(annAffinity, "bad: [{match: {key: name, operator: Near}}]"))
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "pod.annotations[resource-policy.nri.io/affinity]")
+	_, err := h.TryCreate(limitedShared("bad").OfPod("web").Named("bad").With(annAffinity, "bad: [{match: {key: name, operator: Near}}]"))
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "pod.annotations[resource-policy.nri.io/affinity]")
 }

@@ -3,25 +3,15 @@ package topologyaware_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
-
-// bigMachines are fixtures only the benchmarks use (discovery alone takes
-// most of a second).
-var bigMachines = []struct {
-	name string
-	m    func() topologytest.Machine
-}{
-	{"Sparse4096CPU8Socket", topologytest.Sparse4096CPU8Socket},
-}
 
 // transports are the two ways a benchmark runs the policy.
 var transports = []struct {
@@ -45,12 +35,12 @@ func live4096(b *testing.B, t abi.Transport, n int) *harness {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i, id := range fmtIDs(n, "live-") {
+	for i, id := range policytest.IDs(n, "live-") {
 		s := burstable(id, int64(100+100*(i%9)))
 		if i%25 == 0 {
 			s = guaranteed(id, int64(1000+1000*(i/25%2)))
 		}
-		h.create(s)
+		h.Create(s)
 	}
 	return h
 }
@@ -92,15 +82,15 @@ func benchCreate(b *testing.B, lives []int) {
 func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec) {
 	h := live4096(b, t, live)
 	ctx := context.Background()
-	req := s.request()
+	req := s.Request()
 	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
-	times := make([]time.Duration, 0, b.N)
+	times := make(policytest.Latencies, 0, b.N)
 	updates := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		resp, err := h.client.CreateContainer(ctx, req)
+		resp, err := h.Client.CreateContainer(ctx, req)
 		times = append(times, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
@@ -110,20 +100,13 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec) {
 		if resp.Adjustment.CpusetCpus == "" {
 			b.Fatal("no cpuset")
 		}
-		if _, err := h.client.RemoveContainer(ctx, rm); err != nil {
+		if _, err := h.Client.RemoveContainer(ctx, rm); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 	}
-	reportPercentiles(b, times)
+	times.Report(b, "")
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
-}
-
-func reportPercentiles(b *testing.B, times []time.Duration) {
-	slices.Sort(times)
-	at := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Nanoseconds()) }
-	b.ReportMetric(at(0.5), "p50-ns")
-	b.ReportMetric(at(0.99), "p99-ns")
 }
 
 // BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
@@ -138,11 +121,11 @@ func BenchmarkInit4096(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				var restore *abi.RestoreState
 				if n > 0 {
-					restore = live4096(b, transports[0].open(b), n).restoreState()
+					restore = live4096(b, transports[0].open(b), n).RestoreState()
 				}
 				client := abi.NewClient(tr.open(b))
-				req := &abi.InitRequest{NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket"), Restore: restore}
-				times := make([]time.Duration, 0, b.N)
+				req := &abi.InitRequest{NodeName: "n1", Topology: policytest.Machine(b, "Sparse4096CPU8Socket"), Restore: restore}
+				times := make(policytest.Latencies, 0, b.N)
 				b.ResetTimer()
 				for range b.N {
 					start := time.Now()
@@ -151,7 +134,7 @@ func BenchmarkInit4096(b *testing.B) {
 					}
 					times = append(times, time.Since(start))
 				}
-				reportPercentiles(b, times)
+				times.Report(b, "")
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // BenchmarkCreateContainer times CreateContainer through the native runner
@@ -21,20 +22,20 @@ func BenchmarkCreateContainer(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := newHarness(b, "Server4Socket144CPU", "")
-			for i, id := range fmtIDs(1000, "live-") {
+			for i, id := range policytest.IDs(1000, "live-") {
 				s := burstable(id, 100)
 				if i%25 == 0 {
 					s = guaranteed(id, 1000)
 				}
-				h.create(s)
+				h.Create(s)
 			}
 			ctx := context.Background()
-			req := bc.s.request()
+			req := bc.s.Request()
 			rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				resp, err := h.client.CreateContainer(ctx, req)
+				resp, err := h.Client.CreateContainer(ctx, req)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -42,7 +43,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 				if resp.Adjustment.CpusetCpus == "" {
 					b.Fatal("no cpuset")
 				}
-				if _, err := h.client.RemoveContainer(ctx, rm); err != nil {
+				if _, err := h.Client.RemoveContainer(ctx, rm); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

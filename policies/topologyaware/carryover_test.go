@@ -47,7 +47,7 @@ func TestHelmChartConfigStarts(t *testing.T) {
 			t.Errorf("a warning for %s, which is honoured:\n%s", f, log)
 		}
 	}
-	newHarness(t, "Server2Socket4NodesInterleaved", string(raw)).create(guaranteed("g", 2000))
+	newHarness(t, "Server2Socket4NodesInterleaved", string(raw)).Create(guaranteed("g", 2000))
 }
 
 // TestRefusedFieldsInOneError: every field whose value cannot be honoured
@@ -71,10 +71,10 @@ func TestRefusedFieldsInOneError(t *testing.T) {
 // to the one with the most free capacity.
 func TestSharedPoolByCount(t *testing.T) {
 	h := newHarness(t, "Server2Socket4NodesInterleaved", "")
-	mems := func(id string) string { return h.ctrs[id].GetAssignment().GetCpusetMems() }
-	h.create(burstable("big", 10000).limited(10000))
+	mems := func(id string) string { return h.Containers[id].GetAssignment().GetCpusetMems() }
+	h.Create(burstable("big", 10000).Limited(10000))
 	for _, id := range []string{"b", "c", "d", "e", "f", "g"} {
-		h.create(burstable(id, 100).limited(100))
+		h.Create(burstable(id, 100).Limited(100))
 	}
 	got := []string{mems("big"), mems("b"), mems("c"), mems("d"), mems("e"), mems("f"), mems("g")}
 	// node0 holds the reserved CPU: one CPU less for shared containers.
@@ -82,7 +82,7 @@ func TestSharedPoolByCount(t *testing.T) {
 		t.Fatalf("mems %v, want %v", got, want)
 	}
 	// node1 holds one container but the least free capacity: it is chosen.
-	h.create(burstable("h", 100).limited(100))
+	h.Create(burstable("h", 100).Limited(100))
 	if got := mems("h"); got != "1" {
 		t.Errorf("h got mems %s, want 1 (the pool with the fewest containers)", got)
 	}
@@ -101,12 +101,12 @@ func TestUnlimitedBurstable(t *testing.T) {
 		{"unlimitedBurstable: die", "2-3"}, // no die pools: the package ones
 	} {
 		h := newHarness(t, "Server2Socket4NodesInterleaved", tc.config)
-		h.create(burstable("unlimited", 500))
-		h.create(burstable("limited", 500).limited(1000))
-		if got := h.ctrs["unlimited"].GetAssignment().GetCpusetMems(); got != tc.want {
+		h.Create(burstable("unlimited", 500))
+		h.Create(burstable("limited", 500).Limited(1000))
+		if got := h.Containers["unlimited"].GetAssignment().GetCpusetMems(); got != tc.want {
 			t.Errorf("%q: unlimited burstable got mems %s, want %s", tc.config, got, tc.want)
 		}
-		if got := h.ctrs["limited"].GetAssignment().GetCpusetMems(); len(got) != 1 {
+		if got := h.Containers["limited"].GetAssignment().GetCpusetMems(); len(got) != 1 {
 			t.Errorf("%q: limited burstable got mems %s, want one node", tc.config, got)
 		}
 	}

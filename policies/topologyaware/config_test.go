@@ -8,6 +8,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -79,13 +80,13 @@ func TestBadConfig(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tryHarness(t, tc.machine, tc.config, nil)
-			wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
+			policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
 
 			h := newHarness(t, tc.machine, "")
-			h.create(guaranteed("g", 2000))
+			h.Create(guaranteed("g", 2000))
 			before := h.dumpRaw()
-			_, err = h.client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(tc.config)})
-			wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
+			_, err = h.Client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(tc.config)})
+			policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
 			if after := h.dumpRaw(); string(after) != string(before) {
 				t.Errorf("a refused Reconfigure changed the state:\n%s\n%s", before, after)
 			}
@@ -125,8 +126,8 @@ func TestResolvedResources(t *testing.T) {
 func TestImpossibleRequest(t *testing.T) {
 	for _, s := range []spec{guaranteed("huge", 64000), burstable("huge", 64000)} {
 		h := newHarness(t, "Desktop1Socket", "")
-		_, err := h.tryCreate(s)
-		wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
+		_, err := h.TryCreate(s)
+		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
 		h.check()
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // TestDRARestore: a restarted instance takes its claims back exactly: the
@@ -23,7 +24,7 @@ func TestDRARestore(t *testing.T) {
 func draRestoreScenario(t *testing.T, open opener, machine string) {
 	h1 := mustOpen(t, open, machine, draOn)
 	draMix(t, h1)
-	h2, err := open(t, machine, draOn, h1.restoreState())
+	h2, err := open(t, machine, draOn, h1.RestoreState())
 	if err != nil {
 		t.Fatalf("Init with restore: %v", err)
 	}
@@ -32,19 +33,19 @@ func draRestoreScenario(t *testing.T, open opener, machine string) {
 		t.Fatalf("restored state differs:\n%s\n---\n%s", d1, d2)
 	}
 	h2.check()
-	for _, c := range h1.claims {
-		if r := h2.allocate(c.Claim); !equalDevices(r.Devices, c.Allocation.Devices) {
+	for _, c := range h1.Claims {
+		if r := h2.Allocate(c.Claim); !equalDevices(r.Devices, c.Allocation.Devices) {
 			t.Errorf("claim %s: restored answer %v, first %v", c.Claim.Uid, r.Devices, c.Allocation.Devices)
 		}
 	}
-	r1, err1 := h1.tryAllocate(cpuClaim("next", devOf(h1, 1)+":1"))
-	r2, err2 := h2.tryAllocate(cpuClaim("next", devOf(h2, 1)+":1"))
+	r1, err1 := h1.TryAllocate(cpuClaim("next", devOf(h1, 1)+":1"))
+	r2, err2 := h2.TryAllocate(cpuClaim("next", devOf(h2, 1)+":1"))
 	if !proto.Equal(r1, r2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
 		t.Errorf("next claim: %v, %v vs %v, %v", r1, err1, r2, err2)
 	}
-	h1.remove("hold-0")
-	h2.remove("hold-0")
-	if u1, u2 := h1.release("c-0"), h2.release("c-0"); !equalUpdates(u1, u2) {
+	h1.Remove("hold-0")
+	h2.Remove("hold-0")
+	if u1, u2 := h1.Release("c-0"), h2.Release("c-0"); !equalUpdates(u1, u2) {
 		t.Errorf("release: %v vs %v", u1, u2)
 	}
 	h2.check()
@@ -55,10 +56,10 @@ func draMix(t testing.TB, h *harness) {
 	mixed(t, h)
 	for i := range 3 {
 		uid := fmt.Sprintf("c-%d", i)
-		h.allocate(cpuClaim(uid, devOf(h, i)+":"+fmt.Sprint(i+1)))
-		h.create(burstable(fmt.Sprintf("hold-%d", i), 100).holding(uid))
-		if _, err := h.tryCreate(guaranteed(fmt.Sprintf("gx-%d", i), 1000)); err != nil {
-			wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
+		h.Allocate(cpuClaim(uid, devOf(h, i)+":"+fmt.Sprint(i+1)))
+		h.Create(burstable(fmt.Sprintf("hold-%d", i), 100).Holding(driverName, uid))
+		if _, err := h.TryCreate(guaranteed(fmt.Sprintf("gx-%d", i), 1000)); err != nil {
+			policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
 		}
 		h.check("monitoring")
 	}
@@ -66,9 +67,9 @@ func draMix(t testing.TB, h *harness) {
 
 // devOf is the i-th device of h's node, round robin.
 func devOf(h *harness, i int) string {
-	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 	if err != nil || len(resp.Devices) == 0 {
-		h.tb.Fatalf("Devices: %v, %v", resp, err)
+		h.TB.Fatalf("Devices: %v, %v", resp, err)
 	}
 	return resp.Devices[i%len(resp.Devices)].Name
 }
@@ -89,24 +90,24 @@ func equalDevices(a, b []*abi.PreparedDevice) bool {
 // their CPUs is refused, naming the field.
 func TestDRAReconfigure(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", draOn)
-	h.allocate(cpuClaim("u", "cpudevnuma000:2"))
-	h.create(bestEffort("hold").holding("u"))
+	h.Allocate(cpuClaim("u", "cpudevnuma000:2"))
+	h.Create(bestEffort("hold").Holding(driverName, "u"))
 	ctx := context.Background()
 	for cfg, field := range map[string]string{
 		draOn + "reservedResources: {cpu: cpuset:1}\n":    "config.reservedResources.cpu",
 		draOn + "availableResources: {cpu: cpuset:0-8}\n": "config.availableResources.cpu",
 	} {
-		_, err := h.client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte(cfg)})
-		wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field)
+		_, err := h.Client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte(cfg)})
+		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field)
 	}
-	resp, err := h.client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte("reservedResources: {cpu: 2}\n")})
+	resp, err := h.Client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte("reservedResources: {cpu: 2}\n")})
 	if err != nil || resp.WantsDra {
 		t.Fatalf("Reconfigure: %v, %v", resp, err)
 	}
-	h.apply(resp.Updates)
-	h.config = ""
+	h.Apply(resp.Updates)
+	h.Config = ""
 	h.check()
-	if d := h.dump(); len(d.Claims) != 1 || !mustSet(t, d.Claims[0].CPUs).Equal(cpuset.New(1, 9)) {
+	if d := h.dump(); len(d.Claims) != 1 || !policytest.MustSet(t, d.Claims[0].CPUs).Equal(cpuset.New(1, 9)) {
 		t.Errorf("claims after Reconfigure: %v", d.Claims)
 	}
 }
@@ -137,7 +138,7 @@ func TestDRARestoreForeign(t *testing.T) {
 	if c := d.Containers[0]; c.Kind != "fixed" || c.CPUs != "9-10" {
 		t.Errorf("holder of a foreign claim adopted as %+v", c)
 	}
-	if adj := h.create(bestEffort("be")).Adjustment; adj.CpusetCpus != "2-8,10-15" {
+	if adj := h.Create(bestEffort("be")).Adjustment; adj.CpusetCpus != "2-8,10-15" {
 		t.Errorf("shared CPUs %q, want all but the reserved and claim a's", adj.CpusetCpus)
 	}
 }

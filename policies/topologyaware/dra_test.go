@@ -10,6 +10,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/validate"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // TestDevices: one device per NUMA node with grantable CPUs, whose
@@ -22,12 +23,12 @@ func TestDevices(t *testing.T) {
 				t.Errorf("wants_dra does not follow dra.enabled")
 			}
 			h := newHarness(t, m.name, draOn)
-			resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+			resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			d := h.dump()
-			want := mustSet(t, d.Available).Difference(mustSet(t, d.Reserved)).Size()
+			want := policytest.MustSet(t, d.Available).Difference(policytest.MustSet(t, d.Reserved)).Size()
 			total := 0
 			for i, dev := range resp.Devices {
 				node := dev.Attributes["resource.kubernetes.io/numaNode"].GetIntValue()
@@ -56,7 +57,7 @@ func TestDevices(t *testing.T) {
 		})
 	}
 	h := newHarness(t, "Desktop1Socket", draOn)
-	resp, _ := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	resp, _ := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 	want := &abi.Device{Name: "cpudevnuma000", AllowMultipleAllocations: true,
 		Attributes: map[string]*abi.DeviceAttribute{
 			"resource.kubernetes.io/numaNode": {Value: &abi.DeviceAttribute_IntValue{IntValue: 0}},
@@ -76,7 +77,7 @@ func TestDevices(t *testing.T) {
 // server refuses).
 func TestOneCPUDevice(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", draOn+"availableResources:\n  cpu: cpuset:0-1\nreservedResources:\n  cpu: cpuset:0\n")
-	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +96,12 @@ func TestOneCPUDevice(t *testing.T) {
 // TestDRAOff: without dra.enabled nothing is offered and Allocate refuses.
 func TestDRAOff(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", "")
-	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 	if err != nil || len(resp.Devices) != 0 {
 		t.Errorf("Devices = %v, %v; want none", resp, err)
 	}
-	_, err = h.tryAllocate(cpuClaim("u1", "cpudevnuma000"))
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config.dra.enabled")
+	_, err = h.TryAllocate(cpuClaim("u1", "cpudevnuma000"))
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config.dra.enabled")
 }
 
 // TestAllocate walks one claim through its life on the desktop: packed
@@ -111,10 +112,10 @@ func TestDRAOff(t *testing.T) {
 // held, release.
 func TestAllocate(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", draOn)
-	h.create(bestEffort("be"))
-	h.create(burstable("bu", 500))
+	h.Create(bestEffort("be"))
+	h.Create(burstable("bu", 500))
 	uid := "1111-2222"
-	resp := h.allocate(cpuClaim(uid, "cpudevnuma000:2"))
+	resp := h.Allocate(cpuClaim(uid, "cpudevnuma000:2"))
 	want := &abi.PreparedDevice{Request: "reqa", Pool: "n1", Device: "cpudevnuma000",
 		ContainerEdits: &abi.CDIContainerEdits{Env: []string{"DRA_CPUSET_1111-2222=1,9"}},
 		Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: "True", Reason: "CPUsAllocated",
@@ -127,38 +128,38 @@ func TestAllocate(t *testing.T) {
 		t.Errorf("updates %v, want %v", resp.Updates, wantUpdates)
 	}
 	h.check()
-	again := h.allocate(cpuClaim(uid, "cpudevnuma000:2"))
+	again := h.Allocate(cpuClaim(uid, "cpudevnuma000:2"))
 	if !proto.Equal(again, &abi.AllocateResponse{Devices: resp.Devices}) {
 		t.Errorf("a repeated Allocate answered %v", again)
 	}
-	_, err := h.tryAllocate(cpuClaim(uid, "cpudevnuma000:3"))
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results")
+	_, err := h.TryAllocate(cpuClaim(uid, "cpudevnuma000:3"))
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results")
 
-	adj := h.create(burstable("holder", 100).holding(uid)).Adjustment
+	adj := h.Create(burstable("holder", 100).Holding(driverName, uid)).Adjustment
 	if adj.CpusetCpus != "1-15" || adj.CpusetMems != "0" {
 		t.Errorf("holder with 100m of its own got %q/%q, want 1-15/0: the claim's 1,9 and the shared 2-8,10-15", adj.CpusetCpus, adj.CpusetMems)
 	}
-	if adj := h.create(bestEffort("only").holding(uid)).Adjustment; adj.CpusetCpus != "1,9" {
+	if adj := h.Create(bestEffort("only").Holding(driverName, uid)).Adjustment; adj.CpusetCpus != "1,9" {
 		t.Errorf("BestEffort holder got %q, want the claim's 1,9 only", adj.CpusetCpus)
 	}
-	g := h.create(guaranteed("g", 2000))
+	g := h.Create(guaranteed("g", 2000))
 	if !slices.ContainsFunc(g.Updates, func(u *abi.ContainerUpdate) bool {
 		return u.ContainerId == "holder" && u.CpusetCpus == "1,3-9,11-15"
 	}) {
 		t.Errorf("an exclusive grant did not shrink the holder's shared CPUs: %v", g.Updates)
 	}
 	h.check()
-	_, err = h.tryRelease(uid)
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
-	h.remove("holder")
-	h.remove("only")
-	got := h.release(uid)
+	_, err = h.TryRelease(uid)
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
+	h.Remove("holder")
+	h.Remove("only")
+	got := h.Release(uid)
 	wantUpdates = []*abi.ContainerUpdate{{ContainerId: "be", CpusetCpus: "1,3-9,11-15"}, {ContainerId: "bu", CpusetCpus: "1,3-9,11-15"}}
 	if !equalUpdates(got, wantUpdates) {
 		t.Errorf("release updates %v, want %v", got, wantUpdates)
 	}
 	h.check()
-	if len(h.dump().Claims) != 0 || len(h.release(uid)) != 0 {
+	if len(h.dump().Claims) != 0 || len(h.Release(uid)) != 0 {
 		t.Errorf("a released claim lingers")
 	}
 }
@@ -167,19 +168,19 @@ func TestAllocate(t *testing.T) {
 // container holding two claims gets both, and both nodes' memory.
 func TestAllocateNodes(t *testing.T) {
 	h := newHarness(t, "Server2Socket4NodesInterleaved", draOn)
-	h.create(bestEffort("be"))
-	resp := h.allocate(cpuClaim("a", "cpudevnuma001:4", "cpudevnuma002"))
+	h.Create(bestEffort("be"))
+	resp := h.Allocate(cpuClaim("a", "cpudevnuma001:4", "cpudevnuma002"))
 	if env := resp.Devices[0].ContainerEdits.Env[0]; env != "DRA_CPUSET_a=1,24,26,72,74" {
 		t.Errorf("env %q", env)
 	}
-	h.allocate(cpuClaim("b", "cpudevnuma003:2"))
-	adj := h.create(bestEffort("both").holding("a", "b")).Adjustment
+	h.Allocate(cpuClaim("b", "cpudevnuma003:2"))
+	adj := h.Create(bestEffort("both").Holding(driverName, "a", "b")).Adjustment
 	if adj.CpusetCpus != "1,24-26,72-74" || adj.CpusetMems != "1-3" {
 		t.Errorf("holder of a and b got %q/%q", adj.CpusetCpus, adj.CpusetMems)
 	}
 	h.check()
-	for _, id := range fmtIDs(6, "g") {
-		h.create(guaranteed(id, 4000))
+	for _, id := range policytest.IDs(6, "g") {
+		h.Create(guaranteed(id, 4000))
 		h.check()
 	}
 }
@@ -188,15 +189,15 @@ func TestAllocateNodes(t *testing.T) {
 // environment variable, only with the claim's exact cpuset as value.
 func TestClaimEnvFallback(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", draOn)
-	h.allocate(cpuClaim("u-1", "cpudevnuma000:2"))
+	h.Allocate(cpuClaim("u-1", "cpudevnuma000:2"))
 	ok := bestEffort("ok")
-	ok.env = []*abi.KeyValue{{Key: "DRA_CPUSET_u-1", Value: "1,9"}}
+	ok.Env = []*abi.KeyValue{{Key: "DRA_CPUSET_u-1", Value: "1,9"}}
 	forged := bestEffort("forged")
-	forged.env = []*abi.KeyValue{{Key: "DRA_CPUSET_u-1", Value: "1-15"}}
-	if got := h.create(ok).Adjustment.CpusetCpus; got != "1,9" {
+	forged.Env = []*abi.KeyValue{{Key: "DRA_CPUSET_u-1", Value: "1-15"}}
+	if got := h.Create(ok).Adjustment.CpusetCpus; got != "1,9" {
 		t.Errorf("env holder got %q", got)
 	}
-	if got := h.create(forged).Adjustment.CpusetCpus; got != "2-8,10-15" {
+	if got := h.Create(forged).Adjustment.CpusetCpus; got != "2-8,10-15" {
 		t.Errorf("forged env got %q", got)
 	}
 	h.check()
@@ -223,10 +224,10 @@ func TestDRABadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, "Desktop1Socket", draOn)
-			h.create(burstable("big", 11000))
+			h.Create(burstable("big", 11000))
 			before := h.dumpRaw()
-			_, err := h.tryAllocate(tc.claim)
-			wantError(t, err, tc.code, tc.field)
+			_, err := h.TryAllocate(tc.claim)
+			policytest.WantError(t, err, tc.code, tc.field)
 			if after := h.dumpRaw(); string(after) != string(before) {
 				t.Errorf("a refused Allocate changed the state:\n%s\n%s", before, after)
 			}
@@ -234,18 +235,18 @@ func TestDRABadInput(t *testing.T) {
 		})
 	}
 	h := newHarness(t, "Desktop1Socket", draOn)
-	_, err := h.tryCreate(bestEffort("x").holding("nope"))
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
+	_, err := h.TryCreate(bestEffort("x").Holding(driverName, "nope"))
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
 }
 
 // TestClaimSynchronize: a container the policy did not see created, holding
 // a claim, is pinned to it by Synchronize.
 func TestClaimSynchronize(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", draOn)
-	h.allocate(cpuClaim("u", "cpudevnuma000:2"))
-	req := bestEffort("late").holding("u").request()
+	h.Allocate(cpuClaim("u", "cpudevnuma000:2"))
+	req := bestEffort("late").Holding(driverName, "u").Request()
 	req.Container.State = abi.ContainerState_CONTAINER_STATE_RUNNING
-	resp, err := h.client.Synchronize(context.Background(), &abi.SynchronizeRequest{Pods: []*abi.PodSandbox{req.Pod}, Containers: []*abi.Container{req.Container}})
+	resp, err := h.Client.Synchronize(context.Background(), &abi.SynchronizeRequest{Pods: []*abi.PodSandbox{req.Pod}, Containers: []*abi.Container{req.Container}})
 	want := []*abi.ContainerUpdate{{ContainerId: "late", CpusetCpus: "1,9", CpusetMems: "0"}}
 	if err != nil || !equalUpdates(resp.Updates, want) {
 		t.Errorf("Synchronize: %v, %v; want %v", resp, err, want)
@@ -256,17 +257,17 @@ func TestClaimSynchronize(t *testing.T) {
 // claim for all of it takes them, shared CPUs first.
 func TestAllocateIsolated(t *testing.T) {
 	h := newHarness(t, "PMEM112CPUIsolated", draOn)
-	resp, err := h.client.Devices(context.Background(), &abi.DevicesRequest{})
+	resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dev := resp.Devices[0]
 	capacity := dev.Capacities["dra.cpu/cpu"].GetValue()
-	h.allocate(cpuClaim("all", dev.Name+":"+capacity))
+	h.Allocate(cpuClaim("all", dev.Name+":"+capacity))
 	d := h.dump()
-	if iso := mustSet(t, d.Isolated); iso.IsEmpty() || !iso.IsSubsetOf(mustSet(t, d.Claims[0].CPUs)) {
+	if iso := policytest.MustSet(t, d.Isolated); iso.IsEmpty() || !iso.IsSubsetOf(policytest.MustSet(t, d.Claims[0].CPUs)) {
 		t.Errorf("a claim of all %s CPUs of %s has %s, not the isolated %s", capacity, dev.Name, d.Claims[0].CPUs, iso)
 	}
-	h.create(bestEffort("be"))
+	h.Create(bestEffort("be"))
 	h.check()
 }

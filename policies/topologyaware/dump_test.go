@@ -30,19 +30,19 @@ type dump struct {
 }
 
 func (h *harness) dumpRaw() []byte {
-	h.tb.Helper()
-	resp, err := h.client.DumpState(context.Background(), &abi.DumpStateRequest{})
+	h.TB.Helper()
+	resp, err := h.Client.DumpState(context.Background(), &abi.DumpStateRequest{})
 	if err != nil {
-		h.tb.Fatalf("DumpState: %v", err)
+		h.TB.Fatalf("DumpState: %v", err)
 	}
 	return resp.Json
 }
 
 func (h *harness) dump() dump {
-	h.tb.Helper()
+	h.TB.Helper()
 	var d dump
 	if err := json.Unmarshal(h.dumpRaw(), &d); err != nil {
-		h.tb.Fatalf("DumpState JSON: %v", err)
+		h.TB.Fatalf("DumpState JSON: %v", err)
 	}
 	return d
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // pool lends loaded instances of the built-in topologyaware.wasm for the whole
@@ -33,7 +34,7 @@ func teeOpener(calls *int) opener {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return openOn(tb, wasmtest.Tee{TB: tb, Native: r, Wasm: pool.Borrow(tb), Calls: calls}, machine, config, restore)
+		return openOn(tb, policytest.Tee{TB: tb, Want: r, Got: pool.Borrow(tb), Calls: calls}, machine, config, restore)
 	}
 }
 
@@ -54,16 +55,16 @@ var identityScenarios = []struct {
 	{"bad config", badConfigScenario},
 	{"exhaustion", func(t *testing.T, open opener, machine string) {
 		h := mustOpen(t, open, machine, draOn)
-		h.create(bestEffort("be"))
+		h.Create(bestEffort("be"))
 		for i := 0; ; i++ {
-			if _, err := h.tryCreate(guaranteed(fmt.Sprintf("g%03d", i), 3500)); err != nil {
+			if _, err := h.TryCreate(guaranteed(fmt.Sprintf("g%03d", i), 3500)); err != nil {
 				break
 			}
 		}
-		if _, err := h.tryAllocate(cpuClaim("big", devOf(h, 0)+":4096")); err == nil {
+		if _, err := h.TryAllocate(cpuClaim("big", devOf(h, 0)+":4096")); err == nil {
 			t.Errorf("4096 CPUs fit")
 		}
-		_, _ = h.client.Synchronize(context.Background(), &abi.SynchronizeRequest{Pods: []*abi.PodSandbox{}, Containers: nil})
+		_, _ = h.Client.Synchronize(context.Background(), &abi.SynchronizeRequest{Pods: []*abi.PodSandbox{}, Containers: nil})
 	}},
 }
 
@@ -76,14 +77,14 @@ func badConfigScenario(t *testing.T, open opener, machine string) {
 		}
 	}
 	h := mustOpen(t, open, machine, draOn)
-	h.create(guaranteed("g", 2000))
+	h.Create(guaranteed("g", 2000))
 	for _, cfg := range []string{"reservedResources:\n  cpu: 4096\n", "dra:\n  on: true\n"} {
-		if _, err := h.client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(cfg)}); err == nil {
+		if _, err := h.Client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(cfg)}); err == nil {
 			t.Errorf("Reconfigure %q accepted", cfg)
 		}
 	}
 	for _, c := range []*abi.Claim{cpuClaim(""), cpuClaim("u", "nope"), cpuClaim("u", devOf(h, 0)+":0.5")} {
-		if _, err := h.tryAllocate(c); err == nil {
+		if _, err := h.TryAllocate(c); err == nil {
 			t.Errorf("claim %v accepted", c)
 		}
 	}

@@ -3,6 +3,8 @@ package topologyaware_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // TestL3Pools: TwoL3 is one socket and one NUMA node of 8 cores whose two
@@ -23,9 +25,9 @@ func l3Scenario(t *testing.T, open opener) {
 		t.Fatalf("L3 pools %v, want 2", l3)
 	}
 	within := func(id string) bool {
-		got := mustSet(t, h.ctrs[id].GetAssignment().GetCpusetCpus())
+		got := policytest.MustSet(t, h.Containers[id].GetAssignment().GetCpusetCpus())
 		for _, cpus := range l3 {
-			if got.IsSubsetOf(mustSet(t, cpus)) {
+			if got.IsSubsetOf(policytest.MustSet(t, cpus)) {
 				return true
 			}
 		}
@@ -34,14 +36,14 @@ func l3Scenario(t *testing.T, open opener) {
 	// 3 cores, then 3 more: packed over the whole node the second would
 	// take the last free core of one L3 and two of the other.
 	for _, id := range []string{"g6a", "g6b"} {
-		h.create(guaranteed(id, 6000))
+		h.Create(guaranteed(id, 6000))
 		if !within(id) {
-			t.Errorf("%s: cpus %s span L3 caches %s", id, h.ctrs[id].GetAssignment().GetCpusetCpus(), strings.Join(l3, " | "))
+			t.Errorf("%s: cpus %s span L3 caches %s", id, h.Containers[id].GetAssignment().GetCpusetCpus(), strings.Join(l3, " | "))
 		}
 	}
-	h.create(burstable("bu", 100))
+	h.Create(burstable("bu", 100))
 	if !within("bu") {
-		t.Errorf("unlimited Burstable with unlimitedBurstable: l3cache got %s, not an L3 pool's CPUs", h.ctrs["bu"].GetAssignment().GetCpusetCpus())
+		t.Errorf("unlimited Burstable with unlimitedBurstable: l3cache got %s, not an L3 pool's CPUs", h.Containers["bu"].GetAssignment().GetCpusetCpus())
 	}
 	h.check()
 }

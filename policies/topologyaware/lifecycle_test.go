@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // TestSynchronize: containers the runtime no longer runs are forgotten,
@@ -12,26 +13,26 @@ import (
 // one placed and told by an update; shared containers hear of the changes.
 func TestSynchronize(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", "")
-	h.create(burstable("a", 500))
-	h.create(guaranteed("x", 2000)) // 1,9
-	h.create(guaranteed("gone", 2000))
+	h.Create(burstable("a", 500))
+	h.Create(guaranteed("x", 2000)) // 1,9
+	h.Create(guaranteed("gone", 2000))
 
-	adopt := guaranteed("adopt", 1000).request()
+	adopt := guaranteed("adopt", 1000).Request()
 	adopt.Container.Assignment = &abi.ContainerAdjustment{CpusetCpus: "5", CpusetMems: "0"}
-	fresh := bestEffort("fresh").request()
-	stopped := bestEffort("stopped").request()
+	fresh := bestEffort("fresh").Request()
+	stopped := bestEffort("stopped").Request()
 	stopped.Container.State = abi.ContainerState_CONTAINER_STATE_STOPPED
 	req := &abi.SynchronizeRequest{
-		Pods:       []*abi.PodSandbox{h.pods["pod-a"], h.pods["pod-x"], adopt.Pod, fresh.Pod, stopped.Pod},
-		Containers: []*abi.Container{h.ctrs["x"], fresh.Container, adopt.Container, h.ctrs["a"], stopped.Container},
+		Pods:       []*abi.PodSandbox{h.Pods["pod-a"], h.Pods["pod-x"], adopt.Pod, fresh.Pod, stopped.Pod},
+		Containers: []*abi.Container{h.Containers["x"], fresh.Container, adopt.Container, h.Containers["a"], stopped.Container},
 	}
-	resp, err := h.client.Synchronize(context.Background(), req)
+	resp, err := h.Client.Synchronize(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Synchronize: %v", err)
 	}
-	delete(h.ctrs, "gone")
-	h.pods[adopt.Pod.Id], h.ctrs["adopt"] = adopt.Pod, adopt.Container
-	h.pods[fresh.Pod.Id], h.ctrs["fresh"] = fresh.Pod, fresh.Container
+	delete(h.Containers, "gone")
+	h.Pods[adopt.Pod.Id], h.Containers["adopt"] = adopt.Pod, adopt.Container
+	h.Pods[fresh.Pod.Id], h.Containers["fresh"] = fresh.Pod, fresh.Container
 	fresh.Container.Assignment = &abi.ContainerAdjustment{}
 	want := []*abi.ContainerUpdate{
 		{ContainerId: "a", CpusetCpus: "2-4,6-8,10-15"},
@@ -40,7 +41,7 @@ func TestSynchronize(t *testing.T) {
 	if !equalUpdates(resp.Updates, want) {
 		t.Errorf("updates %v, want %v", resp.Updates, want)
 	}
-	h.apply(resp.Updates)
+	h.Apply(resp.Updates)
 	h.check()
 }
 
@@ -49,16 +50,16 @@ func TestSynchronize(t *testing.T) {
 // would take an exclusive grant's CPUs is refused naming the field.
 func TestReconfigure(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", "")
-	h.create(system("ks", 100))
-	h.create(burstable("a", 500))
-	h.create(guaranteed("x", 2000)) // 1,9
+	h.Create(system("ks", 100))
+	h.Create(burstable("a", 500))
+	h.Create(guaranteed("x", 2000)) // 1,9
 	reconfigure := func(config string) ([]*abi.ContainerUpdate, error) {
-		resp, err := h.client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(config)})
+		resp, err := h.Client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(config)})
 		if err != nil {
 			return nil, err
 		}
-		h.config = config
-		h.apply(resp.Updates)
+		h.Config = config
+		h.Apply(resp.Updates)
 		return resp.Updates, nil
 	}
 
@@ -73,9 +74,9 @@ func TestReconfigure(t *testing.T) {
 	h.check()
 
 	_, err = reconfigure("reservedResources: {cpu: cpuset:9}")
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.reservedResources.cpu")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.reservedResources.cpu")
 	_, err = reconfigure("availableResources: {cpu: cpuset:2-8}\nreservedResources: {cpu: cpuset:2}")
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.availableResources.cpu")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.availableResources.cpu")
 
 	updates, err = reconfigure("reservedResources: {cpu: cpuset:2-3}\nreservedPoolNamespaces: [def*]")
 	if err != nil {
@@ -93,25 +94,25 @@ func TestReconfigure(t *testing.T) {
 func TestStopAndUnknown(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, "Desktop1Socket", "")
-	h.create(bestEffort("b"))
-	first := h.create(guaranteed("x", 2000))
-	again, err := h.client.CreateContainer(ctx, guaranteed("x", 2000).request())
+	h.Create(bestEffort("b"))
+	first := h.Create(guaranteed("x", 2000))
+	again, err := h.Client.CreateContainer(ctx, guaranteed("x", 2000).Request())
 	if err != nil || again.Adjustment.CpusetCpus != first.Adjustment.CpusetCpus || len(again.Updates) != 0 {
 		t.Errorf("repeated create: %v, %v", again, err)
 	}
-	resp, err := h.client.StopContainer(ctx, &abi.StopContainerRequest{Container: h.ctrs["x"]})
+	resp, err := h.Client.StopContainer(ctx, &abi.StopContainerRequest{Container: h.Containers["x"]})
 	if err != nil || len(resp.Updates) != 1 || resp.Updates[0].CpusetCpus != "1-15" {
 		t.Fatalf("StopContainer: %v, %v", resp, err)
 	}
-	h.apply(resp.Updates)
-	delete(h.ctrs, "x")
+	h.Apply(resp.Updates)
+	delete(h.Containers, "x")
 	h.check()
 	for _, id := range []string{"x", "never"} {
-		if r, err := h.client.RemoveContainer(ctx, &abi.RemoveContainerRequest{Container: &abi.Container{Id: id}}); err != nil || len(r.Updates) != 0 {
+		if r, err := h.Client.RemoveContainer(ctx, &abi.RemoveContainerRequest{Container: &abi.Container{Id: id}}); err != nil || len(r.Updates) != 0 {
 			t.Errorf("RemoveContainer(%s): %v, %v", id, r, err)
 		}
 	}
-	if _, err := h.client.CreateContainer(ctx, &abi.CreateContainerRequest{Container: &abi.Container{}}); err == nil {
+	if _, err := h.Client.CreateContainer(ctx, &abi.CreateContainerRequest{Container: &abi.Container{}}); err == nil {
 		t.Errorf("a container without an id was placed")
 	}
 }

@@ -21,18 +21,18 @@ func memoryTypeScenario(t *testing.T, open opener) {
 		{limitedShared("a"), "1,4"},
 		{limitedShared("b"), "0,3"},
 		// Only socket 0 has HBM, though it has more containers.
-		{limitedShared("hbm").with(annMemoryType, "hbm"), "2"},
-		{limitedShared("dram-hbm").with(annMemoryType, "DRAM,HBM"), "0,2"},
-		{limitedShared("pmem").with(annMemoryType, "pmem"), "4"},
-		{guaranteed("dram", 1000).with(annMemoryType, "dram"), "1"},
+		{limitedShared("hbm").With(annMemoryType, "hbm"), "2"},
+		{limitedShared("dram-hbm").With(annMemoryType, "DRAM,HBM"), "0,2"},
+		{limitedShared("pmem").With(annMemoryType, "pmem"), "4"},
+		{guaranteed("dram", 1000).With(annMemoryType, "dram"), "1"},
 	} {
-		h.create(tc.s)
-		if got := h.poolOf(tc.s.id)[1]; got != tc.mems {
-			t.Errorf("%s: mems %s, want %s", tc.s.id, got, tc.mems)
+		h.Create(tc.s)
+		if got := h.poolOf(tc.s.ID)[1]; got != tc.mems {
+			t.Errorf("%s: mems %s, want %s", tc.s.ID, got, tc.mems)
 		}
 	}
 	// An unknown kind is ignored: the default kinds.
-	h.create(limitedShared("gpu").with(annMemoryType, "gpu"))
+	h.Create(limitedShared("gpu").With(annMemoryType, "gpu"))
 	if got := h.poolOf("gpu")[1]; got != "0,3" && got != "1,4" {
 		t.Errorf("gpu: mems %s, want a socket's DRAM and PMEM", got)
 	}

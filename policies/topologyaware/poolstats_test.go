@@ -14,16 +14,16 @@ import (
 // leaves its pool.
 func TestPools(t *testing.T) {
 	h := newHarness(t, "Server2Socket4NodesInterleaved", "")
-	h.create(guaranteed("g", 2000))
-	h.create(burstable("b", 500))
-	h.create(system("s", 100).in("kube-system"))
+	h.Create(guaranteed("g", 2000))
+	h.Create(burstable("b", 500))
+	h.Create(system("s", 100).In("kube-system"))
 	type want struct {
 		alloc      uint64
 		containers []string
 	}
 	check := func(wants map[string]want) {
 		t.Helper()
-		resp, err := h.client.Pools(context.Background(), &abi.PoolsRequest{})
+		resp, err := h.Client.Pools(context.Background(), &abi.PoolsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestPools(t *testing.T) {
 		"socket1":  {alloc: 500, containers: []string{"b"}},
 		"reserved": {alloc: 100, containers: []string{"s"}},
 	})
-	h.apply(h.remove("g"))
+	h.Apply(h.Remove("g"))
 	check(map[string]want{
 		"root":     {alloc: 500},
 		"socket1":  {alloc: 500, containers: []string{"b"}},

@@ -15,15 +15,15 @@ import (
 func TestReconfigureKeepsUnpinnedContainers(t *testing.T) {
 	const base = "availableResources: {cpu: cpuset:0-1}\n"
 	h := newHarness(t, "Desktop1Socket", base+"reservedResources: {cpu: cpuset:0}")
-	be := bestEffort("unpinned").request()
+	be := bestEffort("unpinned").Request()
 	be.Container.Assignment = &abi.ContainerAdjustment{CpusetMems: "0"}
-	if _, err := h.client.Synchronize(context.Background(), &abi.SynchronizeRequest{
+	if _, err := h.Client.Synchronize(context.Background(), &abi.SynchronizeRequest{
 		Pods: []*abi.PodSandbox{be.Pod}, Containers: []*abi.Container{be.Container},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h.create(guaranteed("g", 1000)) // CPU 1: no shared CPU is left
-	resp, err := h.client.Reconfigure(context.Background(), &abi.ReconfigureRequest{
+	h.Create(guaranteed("g", 1000)) // CPU 1: no shared CPU is left
+	resp, err := h.Client.Reconfigure(context.Background(), &abi.ReconfigureRequest{
 		Config: []byte(base + "reservedResources: {cpu: 500m}"),
 	})
 	if err != nil {

@@ -18,14 +18,14 @@ func mustOpen(t testing.TB, open opener, machine, config string) *harness {
 
 // adoptView makes h2's runtime view a copy of h1's, as after a host restart.
 func adoptView(h1, h2 *harness) {
-	for id, p := range h1.pods {
-		h2.pods[id] = p.CloneVT()
+	for id, p := range h1.Pods {
+		h2.Pods[id] = p.CloneVT()
 	}
-	for id, c := range h1.ctrs {
-		h2.ctrs[id] = c.CloneVT()
+	for id, c := range h1.Containers {
+		h2.Containers[id] = c.CloneVT()
 	}
-	h2.order = append(h2.order, h1.order...)
-	h2.claims = append(h2.claims, h1.claims...)
+	h2.Order = append(h2.Order, h1.Order...)
+	h2.Claims = append(h2.Claims, h1.Claims...)
 }
 
 // TestRestore: a new instance Init'ed with the journal of a running one
@@ -44,10 +44,10 @@ func TestRestore(t *testing.T) {
 func restoreScenario(t *testing.T, open opener, machine, config string) {
 	h1 := mustOpen(t, open, machine, config)
 	mixed(t, h1)
-	h1.create(guaranteed("g-after", 2000))
-	h1.create(burstable("bu-after", 700))
+	h1.Create(guaranteed("g-after", 2000))
+	h1.Create(burstable("bu-after", 700))
 
-	h2, err := open(t, machine, config, h1.restoreState())
+	h2, err := open(t, machine, config, h1.RestoreState())
 	if err != nil {
 		t.Fatalf("Init with restore: %v", err)
 	}
@@ -57,9 +57,9 @@ func restoreScenario(t *testing.T, open opener, machine, config string) {
 	}
 	h2.check("monitoring")
 	for _, s := range []spec{guaranteed("next-1", 1000), guaranteed("next-2", 2000), bestEffort("next-be")} {
-		r1, r2 := h1.create(s), h2.create(s)
+		r1, r2 := h1.Create(s), h2.Create(s)
 		if !r1.EqualVT(r2) {
-			t.Errorf("%s: restored instance answered %v, the original %v", s.id, r2, r1)
+			t.Errorf("%s: restored instance answered %v, the original %v", s.ID, r2, r1)
 		}
 		h2.check("monitoring")
 	}
@@ -96,7 +96,7 @@ func TestRestoreForeign(t *testing.T) {
 			t.Errorf("%s: adopted as %q, want %q", id, kinds[id], w)
 		}
 	}
-	resp, err := h.client.CreateContainer(context.Background(), guaranteed("next", 2000).request())
+	resp, err := h.Client.CreateContainer(context.Background(), guaranteed("next", 2000).Request())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 const (
@@ -30,13 +31,13 @@ func mixed(tb testing.TB, h *harness) {
 		guaranteed("g-2", 2000),
 		guaranteed("g-1", 1000),
 		guaranteed("g-3", 3000),
-		guaranteed("g-shared", 1000).with(annPreferShared, "true"),
-		guaranteed("g-iso", 2000).with(annPreferIsolated, "true"),
-		burstable("bu-reserved", 100).with(annPreferReserved, "true"),
-		burstable("ks-opt-out", 100).in("kube-system").with(annPreferReserved, "false"),
-		burstable("preserve-cpu", 100).with(annPreserveCPU, "true"),
-		burstable("preserve-mem", 100).with(annPreserveMem, "true"),
-		burstable("mon-1", 100).in("monitoring"),
+		guaranteed("g-shared", 1000).With(annPreferShared, "true"),
+		guaranteed("g-iso", 2000).With(annPreferIsolated, "true"),
+		burstable("bu-reserved", 100).With(annPreferReserved, "true"),
+		burstable("ks-opt-out", 100).In("kube-system").With(annPreferReserved, "false"),
+		burstable("preserve-cpu", 100).With(annPreserveCPU, "true"),
+		burstable("preserve-mem", 100).With(annPreserveMem, "true"),
+		burstable("mon-1", 100).In("monitoring"),
 	}, {
 		guaranteed("g-4", 4000),
 		bestEffort("be-2"),
@@ -44,11 +45,11 @@ func mixed(tb testing.TB, h *harness) {
 	removals := [][]string{{"g-2", "be-1", "g-3"}, {"g-1", "ks-dns", "g-4"}}
 	for i, steps := range phases {
 		for _, s := range steps {
-			h.create(s)
+			h.Create(s)
 			h.check("monitoring")
 		}
 		for _, id := range removals[i] {
-			h.remove(id)
+			h.Remove(id)
 			h.check("monitoring")
 		}
 	}
@@ -81,7 +82,7 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			machine: "PMEM112CPUIsolated",
-			steps:   []spec{guaranteed("g1", 1000), guaranteed("g2", 2000), guaranteed("g2iso", 2000).with(annPreferIsolated, "true"), bestEffort("be")},
+			steps:   []spec{guaranteed("g1", 1000), guaranteed("g2", 2000), guaranteed("g2iso", 2000).With(annPreferIsolated, "true"), bestEffort("be")},
 			// One CPU prefers isolated CPUs; two only when annotated. Socket
 			// pools get their node's PMEM node.
 			want: [][2]string{{"2", "0,2"}, {"28,84", "1,3"}, {"3,59", "0,2"}, {"29-55,85-111", "1,3"}},
@@ -111,10 +112,10 @@ func TestPlacement(t *testing.T) {
 		t.Run(tc.machine, func(t *testing.T) {
 			h := newHarness(t, tc.machine, tc.config)
 			for i, s := range tc.steps {
-				resp := h.create(s)
+				resp := h.Create(s)
 				got := [2]string{resp.Adjustment.CpusetCpus, resp.Adjustment.CpusetMems}
 				if got != tc.want[i] {
-					t.Errorf("%s: got %q, want %q", s.id, got, tc.want[i])
+					t.Errorf("%s: got %q, want %q", s.ID, got, tc.want[i])
 				}
 				h.check()
 			}
@@ -126,25 +127,25 @@ func TestPlacement(t *testing.T) {
 // exclusive grant shrinks their pool and when its release grows it back.
 func TestSharedPoolUpdates(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", "")
-	h.create(bestEffort("b"))
-	h.create(burstable("a", 500))
-	resp := h.create(guaranteed("x", 2000))
+	h.Create(bestEffort("b"))
+	h.Create(burstable("a", 500))
+	resp := h.Create(guaranteed("x", 2000))
 	want := []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "2-8,10-15"}, {ContainerId: "b", CpusetCpus: "2-8,10-15"}}
 	if !equalUpdates(resp.Updates, want) {
 		t.Errorf("create x: updates %v, want %v", resp.Updates, want)
 	}
 	h.check()
-	resp = h.create(burstable("c", 100))
+	resp = h.Create(burstable("c", 100))
 	if len(resp.Updates) != 0 {
 		t.Errorf("a shared container changed nobody's CPUs but answered %v", resp.Updates)
 	}
-	got := h.remove("x")
+	got := h.Remove("x")
 	want = []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "1-15"}, {ContainerId: "b", CpusetCpus: "1-15"}, {ContainerId: "c", CpusetCpus: "1-15"}}
 	if !equalUpdates(got, want) {
 		t.Errorf("remove x: updates %v, want %v", got, want)
 	}
 	h.check()
-	if got := h.remove("a"); len(got) != 0 {
+	if got := h.Remove("a"); len(got) != 0 {
 		t.Errorf("removing a shared container answered %v", got)
 	}
 }
@@ -167,22 +168,22 @@ func TestExhaustion(t *testing.T) {
 	for _, m := range machines {
 		t.Run(m.name, func(t *testing.T) {
 			h := newHarness(t, m.name, "")
-			h.create(bestEffort("be"))
+			h.Create(bestEffort("be"))
 			var last string
 			for i := 0; ; i++ {
 				id := fmt.Sprintf("g%03d", i)
-				if _, err := h.tryCreate(guaranteed(id, 2000)); err != nil {
-					wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
+				if _, err := h.TryCreate(guaranteed(id, 2000)); err != nil {
+					policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
 					break
 				}
 				last = id
 				h.check()
 			}
-			if _, err := h.tryCreate(guaranteed("huge", 1000_000)); err == nil {
+			if _, err := h.TryCreate(guaranteed("huge", 1000_000)); err == nil {
 				t.Fatalf("1000 CPUs fit")
 			}
-			h.remove(last)
-			h.create(guaranteed("again", 2000))
+			h.Remove(last)
+			h.Create(guaranteed("again", 2000))
 			h.check()
 			// The best-effort container kept at least one CPU throughout.
 		})

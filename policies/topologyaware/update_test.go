@@ -5,18 +5,19 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 func (h *harness) tryUpdate(id string, milli int64) ([]*abi.ContainerUpdate, error) {
-	c := h.ctrs[id]
+	c := h.Containers[id]
 	res := c.Resources.CloneVT()
 	res.CpuRequestMilli = milli
-	resp, err := h.client.UpdateContainer(context.Background(), &abi.UpdateContainerRequest{Pod: h.pods[c.PodSandboxId], Container: c, Resources: res})
+	resp, err := h.Client.UpdateContainer(context.Background(), &abi.UpdateContainerRequest{Pod: h.Pods[c.PodSandboxId], Container: c, Resources: res})
 	if err != nil {
 		return nil, err
 	}
 	c.Resources = res
-	h.apply(resp.Updates)
+	h.Apply(resp.Updates)
 	return resp.Updates, nil
 }
 
@@ -25,8 +26,8 @@ func (h *harness) tryUpdate(id string, milli int64) ([]*abi.ContainerUpdate, err
 // update, its neighbour's and the invariants at each step.
 func TestUpdateContainer(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", "")
-	h.create(bestEffort("be"))
-	if got := h.create(guaranteed("g", 1000)).Adjustment.CpusetCpus; got != "8" {
+	h.Create(bestEffort("be"))
+	if got := h.Create(guaranteed("g", 1000)).Adjustment.CpusetCpus; got != "8" {
 		t.Fatalf("g got %q", got)
 	}
 	steps := []struct {
@@ -57,11 +58,11 @@ func TestUpdateContainer(t *testing.T) {
 	}
 	before := h.dumpRaw()
 	_, err := h.tryUpdate("g", 64000)
-	wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli")
 	if after := h.dumpRaw(); string(after) != string(before) {
 		t.Errorf("a refused resize changed the state:\n%s\n%s", before, after)
 	}
-	resp, err := h.client.UpdateContainer(context.Background(), &abi.UpdateContainerRequest{Container: &abi.Container{Id: "nobody"}, Resources: &abi.Resources{CpuRequestMilli: 1}})
+	resp, err := h.Client.UpdateContainer(context.Background(), &abi.UpdateContainerRequest{Container: &abi.Container{Id: "nobody"}, Resources: &abi.Resources{CpuRequestMilli: 1}})
 	if err != nil || len(resp.Updates) != 0 {
 		t.Errorf("resizing an unknown container: %v, %v", resp, err)
 	}
@@ -81,15 +82,15 @@ func updateScenario(t *testing.T, open opener, machine string) {
 	h := mustOpen(t, open, machine, "reservedPoolNamespaces: [monitoring]\n")
 	mixed(t, h)
 	for _, factor := range []int64{3, 1, 0} {
-		for _, id := range h.order {
-			milli := h.ctrs[id].Resources.CpuRequestMilli
+		for _, id := range h.Order {
+			milli := h.Containers[id].Resources.CpuRequestMilli
 			if _, err := h.tryUpdate(id, milli*factor/2+500); err != nil {
-				wantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli")
+				policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli")
 			}
 			h.check("monitoring")
 		}
 	}
-	h2, err := open(t, machine, h.config, h.restoreState())
+	h2, err := open(t, machine, h.Config, h.RestoreState())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +115,10 @@ func TestMixedRestore(t *testing.T) {
 			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
 				h := newHarness(t, m.name, "")
 				for _, s := range tc.specs {
-					h.create(s)
+					h.Create(s)
 					h.check()
 				}
-				h2, err := tryHarness(t, m.name, "", h.restoreState())
+				h2, err := tryHarness(t, m.name, "", h.RestoreState())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -153,3 +153,28 @@ func S8C4K() Machine {
 		Sparse:        &Sparse{Online: []int{0, 1, 2, 511, 1535, 4095}},
 	}
 }
+
+// TwoCPU is the smallest node a policy must serve: one socket, one node,
+// two single-thread cores, 4 GiB.
+func TwoCPU() Machine {
+	return Machine{Sockets: 1, CoresPerNode: 2, ThreadsPerCore: 1, MemPerNodeGiB: 4}
+}
+
+// TwoL3 is one socket of 8 two-thread cores whose node holds two L3 caches
+// (4 cores each), as on AMD CCX parts: the topology-aware policy builds L3
+// cache pools below such a node.
+func TwoL3() Machine {
+	return Machine{Sockets: 1, CoresPerNode: 8, ThreadsPerCore: 2, L3PerNode: 2, MemPerNodeGiB: 16}
+}
+
+// HBMAndPMEM is two sockets of 4 single-thread cores with, besides their
+// DRAM, a CPU-less HBM node on socket 0 and a CPU-less PMEM node on each
+// socket.
+func HBMAndPMEM() Machine {
+	return Machine{Sockets: 2, CoresPerNode: 4, ThreadsPerCore: 1, MemPerNodeGiB: 16,
+		CPULessNodes: []CPULessNode{
+			{Kind: abi.MemoryKind_MEMORY_KIND_HBM, Socket: 0, SizeGiB: 16},
+			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 0, SizeGiB: 64},
+			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 64},
+		}}
+}

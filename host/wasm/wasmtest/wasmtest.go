@@ -1,12 +1,14 @@
 // Package wasmtest runs a Go policy's built .wasm beside its Go build in the
 // policy's tests: a Pool lends loaded instances of one module (compiled once
-// per test binary into a private cache), and a Tee makes every call both
-// natively and in Wasm and fails the test on any difference.
+// per test binary into a private cache); the SDK's policytest.Tee makes
+// every call on both and fails the test on any difference. The pool lives
+// on the host side because loading a module takes the host's runtime
+// (host/wasm), which the SDK does not import (sdk/go/RATIONALE.md).
 //
 //	var pool = wasmtest.NewPool("balloons", module)
 //	func TestMain(m *testing.M) { code := m.Run(); pool.Close(); os.Exit(code) }
 //	...
-//	t := wasmtest.Tee{TB: tb, Native: nativeRunner, Wasm: pool.Borrow(tb), Calls: &n}
+//	t := policytest.Tee{TB: tb, Want: nativeRunner, Got: pool.Borrow(tb), Calls: &n}
 package wasmtest
 
 import (
@@ -16,9 +18,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
-	"google.golang.org/protobuf/proto"
 
-	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
@@ -88,32 +88,4 @@ func (p *Pool) Close() {
 		_ = os.RemoveAll(p.dir)
 	}
 	p.all, p.free, p.dir = nil, nil, ""
-}
-
-// Tee is a transport that makes every call natively and in Wasm, requires
-// proto.Equal answers (policy errors included), and hands on the native one.
-// Calls counts the calls compared.
-type Tee struct {
-	TB     testing.TB
-	Native abi.Transport
-	Wasm   abi.Transport
-	Calls  *int
-}
-
-// Call implements abi.Transport.
-func (t Tee) Call(ctx context.Context, method abi.Method, req abi.Message) (*abi.Response, error) {
-	t.TB.Helper()
-	want, err := t.Native.Call(ctx, method, req)
-	if err != nil {
-		t.TB.Fatalf("call %d %s natively: %v", *t.Calls, method.Short(), err)
-	}
-	got, err := t.Wasm.Call(ctx, method, req)
-	if err != nil {
-		t.TB.Fatalf("call %d %s in Wasm: %v", *t.Calls, method.Short(), err)
-	}
-	if !proto.Equal(got, want) {
-		t.TB.Fatalf("call %d %s: Wasm answered\n%v\nnative\n%v", *t.Calls, method.Short(), got, want)
-	}
-	*t.Calls++
-	return want, nil
 }

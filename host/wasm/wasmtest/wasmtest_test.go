@@ -11,6 +11,7 @@ import (
 	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 var pool = func() *wasmtest.Pool {
@@ -54,7 +55,7 @@ func TestTeeFailsOnADifference(t *testing.T) {
 	}
 	calls := 0
 	rec := &recorder{TB: t}
-	tee := wasmtest.Tee{TB: rec, Native: r, Wasm: pool.Borrow(t), Calls: &calls}
+	tee := policytest.Tee{TB: rec, Want: r, Got: pool.Borrow(t), Calls: &calls}
 	c := abi.NewClient(tee)
 	ctx := context.Background()
 	if _, err := c.Init(ctx, &abi.InitRequest{}); err != nil || rec.failed != "" || calls != 1 {

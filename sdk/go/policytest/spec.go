@@ -1,0 +1,101 @@
+package policytest
+
+import (
+	"maps"
+	"slices"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+)
+
+// Spec describes a test container and its pod. Build one with Container
+// and the methods, each of which returns a changed copy.
+type Spec struct {
+	ID string
+	// Pod is the pod's id and name; "" means "pod-<ID>", a pod of its own.
+	Pod string
+	// Name is the container's name; "" means "c".
+	Name      string
+	Namespace string
+	QOS       abi.QOSClass
+	// Milli and Limit are the CPU request and limit in milli-CPU (0: none).
+	Milli, Limit int64
+	// Annotations and Labels are the pod's.
+	Annotations, Labels map[string]string
+	CDI                 []string
+	Env                 []*abi.KeyValue
+}
+
+// Container is a Burstable container requesting milli CPU in namespace
+// "default".
+func Container(id string, milli int64) Spec {
+	return Spec{ID: id, Namespace: "default", QOS: abi.QOSClass_QOS_CLASS_BURSTABLE, Milli: milli}
+}
+
+// Guaranteed sets the QoS class to Guaranteed.
+func (s Spec) Guaranteed() Spec { s.QOS = abi.QOSClass_QOS_CLASS_GUARANTEED; return s }
+
+// BestEffort sets the QoS class to BestEffort and drops the request.
+func (s Spec) BestEffort() Spec { s.QOS, s.Milli = abi.QOSClass_QOS_CLASS_BEST_EFFORT, 0; return s }
+
+// In sets the namespace.
+func (s Spec) In(ns string) Spec { s.Namespace = ns; return s }
+
+// OfPod puts the container in pod (id and name).
+func (s Spec) OfPod(pod string) Spec { s.Pod = pod; return s }
+
+// Named sets the container's name.
+func (s Spec) Named(name string) Spec { s.Name = name; return s }
+
+// Limited sets the CPU limit, milli-CPU.
+func (s Spec) Limited(milli int64) Spec { s.Limit = milli; return s }
+
+// With adds a pod annotation.
+func (s Spec) With(k, v string) Spec {
+	s.Annotations = maps.Clone(s.Annotations)
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[k] = v
+	return s
+}
+
+// Label adds a pod label.
+func (s Spec) Label(k, v string) Spec {
+	s.Labels = maps.Clone(s.Labels)
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	s.Labels[k] = v
+	return s
+}
+
+// WithCDI sets the CDI devices the runtime reports.
+func (s Spec) WithCDI(devices ...string) Spec { s.CDI = devices; return s }
+
+// Request is the CreateContainer request the host would send: the
+// container just created, in its pod.
+func (s Spec) Request() *abi.CreateContainerRequest {
+	pod, name := s.Pod, s.Name
+	if pod == "" {
+		pod = "pod-" + s.ID
+	}
+	if name == "" {
+		name = "c"
+	}
+	p := &abi.PodSandbox{Id: pod, Uid: "uid-" + pod, Name: pod, Namespace: s.Namespace, QosClass: s.QOS, Annotations: s.Annotations, Labels: s.Labels}
+	c := &abi.Container{Id: s.ID, PodSandboxId: pod, Name: name, Namespace: s.Namespace, QosClass: s.QOS,
+		State:     abi.ContainerState_CONTAINER_STATE_CREATED,
+		Resources: &abi.Resources{CpuRequestMilli: s.Milli, CpuLimitMilli: s.Limit}, CdiDevices: s.CDI, Env: s.Env}
+	return &abi.CreateContainerRequest{Pod: p, Container: c}
+}
+
+// Holding adds, for each claim uid, the CDI device the host names for the
+// claim's first device of driver (abi.CDIDeviceName): the container holds
+// those claims.
+func (s Spec) Holding(driver string, uids ...string) Spec {
+	s.CDI = slices.Clone(s.CDI)
+	for _, uid := range uids {
+		s.CDI = append(s.CDI, abi.CDIDeviceName(driver, uid, 0))
+	}
+	return s
+}
