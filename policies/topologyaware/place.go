@@ -43,6 +43,9 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
+		if err := s.shareWith(c, req.pinMems); err != nil {
+			return nil, err
+		}
 		s.add(c)
 		return c, nil
 	}
