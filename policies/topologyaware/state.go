@@ -132,6 +132,10 @@ func (s *state) add(c *container) {
 			p.granted += c.milli
 		}
 		s.take(c.cpus)
+	case kindClaim: // its claims took their CPUs; its own request is shared
+		for p := c.pool; p != nil; p = p.parent {
+			p.granted += c.milli
+		}
 	}
 	if c.pinCPU {
 		c.sent = s.cpusOf(c)
@@ -194,6 +198,10 @@ func (s *state) remove(id string) {
 			p.granted -= c.milli
 		}
 		s.give(c.cpus)
+	case kindClaim:
+		for p := c.pool; p != nil; p = p.parent {
+			p.granted -= c.milli
+		}
 	}
 }
 
