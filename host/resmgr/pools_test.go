@@ -3,6 +3,7 @@ package resmgr_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -134,5 +135,42 @@ func TestPoolsChecked(t *testing.T) {
 	}
 	if n, err := testutil.GatherAndCount(met.Registry, "nriwasm_pool_cpus"); err != nil || n != 0 {
 		t.Fatalf("nriwasm_pool_cpus has %d series (%v), want none", n, err)
+	}
+}
+
+// TestPoolsScrapedDuringDecisions hammers the pool gauges from scrapes while
+// containers are created and removed: run with -race, nothing races, and
+// every scrape shows the one pool.
+func TestPoolsScrapedDuringDecisions(t *testing.T) {
+	ctx := context.Background()
+	m, met := newMeteredManager(t, newFake(nil))
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if n, err := testutil.GatherAndCount(met.Registry, "nriwasm_pool_cpus"); err != nil || n != 1 {
+				errs <- fmt.Errorf("a scrape found %d pool series (%v), want 1", n, err)
+				return
+			}
+		}
+	}()
+	for i := range 50 {
+		pod, c := container(fmt.Sprintf("c%d", i), "0-1")
+		if _, _, err := m.CreateContainer(ctx, pod, c); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.RemoveContainer(ctx, pod, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
 	}
 }
