@@ -52,7 +52,7 @@ FUZZ_TARGETS := \
 FUZZTIME ?= 10m
 FUZZFLAGS ?=
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
+.PHONY: help tools generate policies build test race bench bench-footprint lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -122,8 +122,14 @@ race: ## run the concurrent packages' tests under the race detector: the ABI, th
 	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
 		./host/claimstatus/... ./host/metrics/... ./host/config/... ./host/state/...
 
-bench: ## run the benchmarks (benchstat-friendly output in bench.txt)
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./... | tee bench.txt
+bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench.txt), footprint included
+	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
+
+# RSS is per process: each AgentFootprint case runs in a process of its own.
+bench-footprint: ## guest sizes, and the agent's RSS and start to ready with 1,000 containers, cold and warm (bench-footprint.txt)
+	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 
 lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, go mod tidy, buf lint and breaking
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }

@@ -141,3 +141,15 @@ func Reference2Socket() Machine {
 		},
 	}
 }
+
+// S8C4K is nri-plugins' e2e machine s8c4k (a QEMU guest): 8 packages of 512
+// single-thread cores, one NUMA node each (2 GiB), booted with cpu0-2 and
+// with cpu511, cpu1535 and cpu4095 hot-plugged: 6 CPUs online, on packages
+// 0, 2 and 7.
+func S8C4K() Machine {
+	return Machine{
+		Sockets: 8, CoresPerNode: 512, ThreadsPerCore: 1,
+		MemPerNodeGiB: 2,
+		Sparse:        &Sparse{Online: []int{0, 1, 2, 511, 1535, 4095}},
+	}
+}
