@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	resourceapi "k8s.io/api/resource/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
@@ -101,7 +103,7 @@ func TestSimulateBundledExamplesSucceed(t *testing.T) {
 					Kind      string
 					Errors    []any
 					Warnings  []string
-					Published struct{ Devices []struct{ Name string } }
+					Published []json.RawMessage
 					Claim     *struct{ Devices []struct{ Device string } }
 				}
 			}
@@ -116,8 +118,16 @@ func TestSimulateBundledExamplesSucceed(t *testing.T) {
 				if len(s.Errors) > 0 || len(s.Warnings) > 0 {
 					t.Errorf("step %d (%s): errors %v, warnings %v", i, s.Kind, s.Errors, s.Warnings)
 				}
-				for _, d := range s.Published.Devices {
-					published[d.Name] = true
+				for _, raw := range s.Published {
+					// Published as resource.k8s.io/v1 writes a ResourceSlice's spec: it
+					// decodes strictly into the API type.
+					var slice resourceapi.ResourceSliceSpec
+					if err := yaml.UnmarshalStrict(raw, &slice); err != nil || slice.Driver != policy+".nri.io" || slice.Pool.Name != "simulated-node" {
+						t.Errorf("step %d: published %s is not a ResourceSlice spec of driver %s.nri.io: %v", i, raw, policy, err)
+					}
+					for _, d := range slice.Devices {
+						published[d.Name] = true
+					}
 				}
 				if s.Claim != nil {
 					for _, d := range s.Claim.Devices {

@@ -3,7 +3,10 @@ package scenario
 import (
 	"context"
 
+	resourceapi "k8s.io/api/resource/v1"
+
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/dra"
 )
 
 func claimName(c *abi.Claim) string { return c.Namespace + "/" + c.Name }
@@ -74,5 +77,34 @@ func (r *Runner) runDevices(ctx context.Context) {
 		r.fail(call, err)
 		return
 	}
-	r.step.Devices = protoValue(resp)
+	slices, err := r.resourceSlices(resp)
+	if err != nil {
+		r.fail(call, &shapeError{Field: "devices", Message: err.Error()})
+		return
+	}
+	r.step.Devices = slices
+}
+
+// resourceSlices are the ResourceSlices the agent would publish for resp, as
+// resource.k8s.io/v1 writes them (what `kubectl get resourceslices -o yaml`
+// shows under spec): the devices split as host/dra splits them, in one pool
+// named after the node, of its first generation.
+func (r *Runner) resourceSlices(resp *abi.DevicesResponse) ([]resourceapi.ResourceSliceSpec, error) {
+	res, err := dra.DriverResources(NodeName, resp)
+	if err != nil {
+		return nil, err
+	}
+	pool := res.Pools[NodeName]
+	node := NodeName
+	out := make([]resourceapi.ResourceSliceSpec, 0, len(pool.Slices))
+	for _, s := range pool.Slices {
+		out = append(out, resourceapi.ResourceSliceSpec{
+			Driver:         r.driver,
+			Pool:           resourceapi.ResourcePool{Name: NodeName, Generation: 1, ResourceSliceCount: int64(len(pool.Slices))},
+			NodeName:       &node,
+			Devices:        s.Devices,
+			SharedCounters: s.SharedCounters,
+		})
+	}
+	return out, nil
 }
