@@ -78,6 +78,8 @@ policies: rust-policies ## build and seal every .wasm: built-in policies and tes
 	$(WASM_BUILD) -tags nocall -o host/wasm/testdata/rawguest-nocall.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -o host/wasm/testdata/goinwasm.wasm ./host/wasm/testdata/goinwasm
 	$(WASM_BUILD) -o host/wasm/internal/interrupt/testdata/spin.wasm ./host/wasm/internal/interrupt/testdata/spin
+	$(WASM_BUILD) -o host/abicheck/testdata/faulty.wasm ./host/abicheck/internal/faulty/cmd/faulty
+	$(GO) run ./host/cmd/nriwasm policy seal host/abicheck/testdata/faulty.wasm
 
 rust-deps: ## install Debian's Rust toolchain, wasm32 std and prost crates (apt, only what is missing)
 	bash .ci/rust-deps
@@ -138,9 +140,9 @@ buf-breaking:
 	buf breaking --against $(ABI_BASELINE)
 
 check-generated: generate policies ## fail if generated code or .wasm fixtures differ from their sources
-	@git diff --exit-code --stat -- abi policies host/wasm/testdata host/wasm/internal/interrupt/testdata || \
+	@git diff --exit-code --stat -- abi policies host/wasm/testdata host/wasm/internal/interrupt/testdata host/abicheck/testdata || \
 		{ echo "generated files are out of date: run make generate policies and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- abi policies); if [ -n "$$untracked" ]; then \
+	@untracked=$$(git ls-files --others --exclude-standard -- abi policies host/abicheck/testdata); if [ -n "$$untracked" ]; then \
 		echo "untracked generated files: $$untracked"; exit 1; fi
 
 integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, etcd, helm, registry, oras and crane for the integration tests (cached)

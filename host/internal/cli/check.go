@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -42,7 +43,12 @@ func defaultCacheDir() string {
 func runCheck(cmd *cobra.Command, f policyFlags) error {
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
-	name, module, err := f.load(ctx, newLogger(cmd.ErrOrStderr(), 0))
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	logger := logr.FromSlogHandler(handler)
+	name, module, err := f.load(ctx, logger)
 	if err != nil {
 		return err
 	}
@@ -55,7 +61,7 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 	node, _ := os.Hostname()
 
 	start = time.Now()
-	p, err := wasm.Load(ctx, name, module, f.wasmOptions()...)
+	p, err := wasm.Load(ctx, name, module, f.wasmOptions(wasm.WithLogger(logger))...)
 	if err != nil {
 		return err
 	}

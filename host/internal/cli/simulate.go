@@ -55,12 +55,16 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 		return err
 	}
 	runner := scenario.NewRunner(topo, config)
-	logs := &warnTee{next: slog.NewTextHandler(cmd.ErrOrStderr(), nil), warn: runner.Warn}
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	logs := &warnTee{next: handler, warn: runner.Warn}
 	var transport abi.Transport
 	if f.native {
 		// The Go policy logs through log/slog's default logger.
 		old := slog.Default()
-		slog.SetDefault(slog.New(logs))
+		slog.SetDefault(slog.New(nativeLevels{logs}))
 		defer slog.SetDefault(old)
 		r, err := nativePolicy(f.policy)
 		if err != nil {
