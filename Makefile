@@ -92,9 +92,13 @@ rust-policies: rust-deps ## build and seal the Rust-built .wasm: policies/netdev
 	$(GO) run ./host/cmd/nriwasm policy seal host/wasm/testdata/conformance-rust.wasm
 	$(GO) run ./host/cmd/nriwasm policy seal policies/netdev/netdev.wasm
 
-rust: rust-policies ## test the Rust SDK and the Rust policies natively, build their .wasm, run their Go tests
+rust: rust-policies ## test the Rust SDK, the Rust policies and docs' Rust example natively, build their .wasm, run their Go tests and policy test
 	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package nriwasm
 	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package nriwasm-netdev
+	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package pin-all
+	$(RUST_WASM) Cargo.toml --package pin-all
+	$(GO) run ./host/cmd/nriwasm policy seal $(RUST_OUT)/pin_all.wasm
+	$(GO) run ./host/cmd/nriwasm policy test $(RUST_OUT)/pin_all.wasm --cache-dir $(RUST_TARGET_DIR)/nriwasm-cache
 	$(GO) test ./policies/netdev/
 	$(GO) test ./host/wasm/ -run TestConformance
 
