@@ -9,6 +9,7 @@ export PATH := $(TOOLS_BIN):$(PATH)
 BUF_VERSION := v1.75.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 VTPROTO_VERSION := v0.6.0
+PROTOBUF_GO_LITE_VERSION := v0.14.0
 STATICCHECK_VERSION := v0.8.2
 
 # buf breaking compares the ABI with this (a git ref or a buf image).
@@ -51,7 +52,7 @@ FUZZ_TARGETS := \
 FUZZTIME ?= 10m
 FUZZFLAGS ?=
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration soak e2e rust-deps rust-policies rust fuzz fuzz-short
+.PHONY: help tools generate policies build test race bench bench-footprint lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -61,10 +62,16 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$(VTPROTO_VERSION)
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/aperturerobotics/protobuf-go-lite/cmd/protoc-gen-go-lite@$(PROTOBUF_GO_LITE_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-generate: ## regenerate abi/v1/*.pb.go from the .proto files
+generate: ## regenerate abi/v1/*.pb.go from the .proto files (host codec and the guest's lite codec)
+	rm -rf .cache/abi-lite
 	buf generate
+	@# protoc-gen-go has no build-tag option: its files are the host's (!wasip1).
+	@for f in abi/v1/*.pb.go; do case $$f in *_vtproto.pb.go|*_lite.pb.go) ;; \
+		*) grep -q '^//go:build' $$f || sed -i '1i //go:build !wasip1\n' $$f;; esac; done
+	@for f in .cache/abi-lite/abi/v1/*.pb.go; do mv $$f abi/v1/$$(basename $$f .pb.go)_lite.pb.go; done
 
 policies: rust-policies ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance
@@ -121,8 +128,14 @@ race: ## run the concurrent packages' tests under the race detector: the ABI, th
 	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
 		./host/claimstatus/... ./host/metrics/... ./host/config/... ./host/state/...
 
-bench: ## run the benchmarks (benchstat-friendly output in bench.txt)
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./... | tee bench.txt
+bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench.txt), footprint included
+	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
+
+# RSS is per process: each AgentFootprint case runs in a process of its own.
+bench-footprint: ## guest sizes, and the agent's RSS and start to ready with 1,000 containers, cold and warm (bench-footprint.txt)
+	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 
 lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, go mod tidy, buf lint and breaking
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
@@ -130,9 +143,11 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
 	$(GO) vet -tags integration,e2e ./integration/e2e/
+	$(GO) vet -tags integration,browser ./integration/browser/
 	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
+	staticcheck -tags integration,browser ./integration/browser/
 	staticcheck -tags integration,e2e ./integration/e2e/
 
 buf-lint:
@@ -161,13 +176,18 @@ integration: integration-deps ## run the tests against a real containerd, kube-a
 # How long `make soak` runs; .ci/run passes a shorter one.
 SOAK_DURATION ?= 10m
 
-soak: ## run the agent against real containerd under churn, kill -9, restarts and live changes for SOAK_DURATION (as root)
+browser-test: integration-deps ## open the CPU maps (simulate --output html, the agent's /debug/cpus) in headless Chromium, installed from Debian when missing (as root)
+	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,browser -count=1 -v ./integration/browser/
+
+soak: ## run the agent against real containerd (and kube-apiserver for DRA claims) under churn, kill -9, restarts, traps and live changes for SOAK_DURATION (as root; SOAK_DRA=0 leaves DRA out)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
 	SOAK_DURATION=$(SOAK_DURATION) NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration -count=1 -v -timeout 0 -run TestSoak ./integration/soak/
 
 e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,e2e -count=1 -v -timeout 20m ./integration/e2e/
 
-ci: tools rust lint check-generated test race fuzz-short integration ## what .ci/run does: everything, a 2-minute soak, the one-node cluster
+ci: tools rust lint check-generated test race fuzz-short integration browser-test ## what .ci/run does: everything, a 2-minute soak, the one-node cluster
 	$(MAKE) soak SOAK_DURATION=2m
 	$(MAKE) e2e

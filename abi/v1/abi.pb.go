@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // The core of the nriwasm ABI: method numbers, errors and log levels.
 // abi/README.md states the calling convention byte by byte.
 
@@ -46,6 +48,8 @@ const (
 	Method_METHOD_STOP_POD_SANDBOX   Method = 13
 	Method_METHOD_REMOVE_POD_SANDBOX Method = 14
 	Method_METHOD_DUMP_STATE         Method = 15
+	// Since ABI v1.2, asked only of a policy that lists it in its capabilities.
+	Method_METHOD_POOLS Method = 16
 )
 
 // Enum value maps for Method.
@@ -67,6 +71,7 @@ var (
 		13: "METHOD_STOP_POD_SANDBOX",
 		14: "METHOD_REMOVE_POD_SANDBOX",
 		15: "METHOD_DUMP_STATE",
+		16: "METHOD_POOLS",
 	}
 	Method_value = map[string]int32{
 		"METHOD_UNSPECIFIED":        0,
@@ -85,6 +90,7 @@ var (
 		"METHOD_STOP_POD_SANDBOX":   13,
 		"METHOD_REMOVE_POD_SANDBOX": 14,
 		"METHOD_DUMP_STATE":         15,
+		"METHOD_POOLS":              16,
 	}
 )
 
@@ -311,7 +317,7 @@ const file_abi_v1_abi_proto_rawDesc = "" +
 	"\x05Error\x12%\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x11.abi.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05field\x18\x03 \x01(\tR\x05field*\x90\x03\n" +
+	"\x05field\x18\x03 \x01(\tR\x05field*\xa2\x03\n" +
 	"\x06Method\x12\x16\n" +
 	"\x12METHOD_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vMETHOD_INFO\x10\x01\x12\x0f\n" +
@@ -329,7 +335,8 @@ const file_abi_v1_abi_proto_rawDesc = "" +
 	"\x17METHOD_REMOVE_CONTAINER\x10\f\x12\x1b\n" +
 	"\x17METHOD_STOP_POD_SANDBOX\x10\r\x12\x1d\n" +
 	"\x19METHOD_REMOVE_POD_SANDBOX\x10\x0e\x12\x15\n" +
-	"\x11METHOD_DUMP_STATE\x10\x0f*\xe0\x01\n" +
+	"\x11METHOD_DUMP_STATE\x10\x0f\x12\x10\n" +
+	"\fMETHOD_POOLS\x10\x10*\xe0\x01\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18ERROR_CODE_UNIMPLEMENTED\x10\x01\x12\x1f\n" +

@@ -103,6 +103,13 @@ func (c *Client) DumpState(ctx context.Context, r *DumpStateRequest) (*DumpState
 	return call(ctx, c.t, Method_METHOD_DUMP_STATE, r, (*Response).GetDumpState)
 }
 
+// Pools asks for the policy's pools (since ABI v1.2). Ask only a policy that
+// lists Method_METHOD_POOLS in its capabilities (HasCapability): an older one
+// answers ERROR_CODE_UNIMPLEMENTED.
+func (c *Client) Pools(ctx context.Context, r *PoolsRequest) (*PoolsResponse, error) {
+	return call(ctx, c.t, Method_METHOD_POOLS, r, (*Response).GetPools)
+}
+
 // call sends one request and picks the expected result out of the Response.
 func call[T any](ctx context.Context, t Transport, m Method, req Message, pick func(*Response) *T) (*T, error) {
 	resp, err := t.Call(ctx, m, req)

@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // Dynamic Resource Allocation: the devices a policy offers, and what allocating and
 // releasing a claim means. Field meanings follow resource.k8s.io/v1; the host only
 // checks their shape against the API's limits before publishing.

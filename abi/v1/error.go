@@ -73,4 +73,5 @@ var methodNames = map[Method]string{
 	Method_METHOD_STOP_POD_SANDBOX:   "StopPodSandbox",
 	Method_METHOD_REMOVE_POD_SANDBOX: "RemovePodSandbox",
 	Method_METHOD_DUMP_STATE:         "DumpState",
+	Method_METHOD_POOLS:              "Pools",
 }

@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // The container lifecycle, following NRI's events. Every response may carry updates
 // for other containers; the host applies them (solicited or not) after validation.
 

@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // Pods and containers in the normalized form the host sends, and what a policy
 // answers for them.
 

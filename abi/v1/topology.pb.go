@@ -1,3 +1,5 @@
+//go:build !wasip1
+
 // The node's hardware topology, as the host discovers it from sysfs. It crosses the
 // boundary once, in InitRequest.
 

@@ -1,8 +1,10 @@
 // Package v1 is the nriwasm ABI, version 1: the protobuf messages a host and a
 // policy module exchange, the names of the exports and imports that carry them, and
 // a typed client over any Transport. abi/README.md states the calling convention
-// byte by byte; the host (host/wasm) and the SDKs (sdk/go, sdk/rust) are its two
-// sides and import nothing of each other.
+// byte by byte; the host (host/) and the SDKs (sdk/go, sdk/rust) with the policies
+// built on them are its two sides and import nothing of each other, except the
+// command line (host/internal/cli), which links the built-in policies' Go builds
+// for `simulate --native` (TestLayering checks it; host/RATIONALE.md says why).
 //
 // Import it as abi:
 //
@@ -13,7 +15,7 @@ package v1
 // ABIMajor<<16 | ABIMinor from its nriwasm_abi_version export.
 const (
 	ABIMajor = 1
-	ABIMinor = 1
+	ABIMinor = 2
 )
 
 // Names of the guest's exports and the host's imports.

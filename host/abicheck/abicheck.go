@@ -284,6 +284,7 @@ var emptyCalls = []emptyCall{
 	{abi.Method_METHOD_STOP_POD_SANDBOX, &abi.StopPodSandboxRequest{}},
 	{abi.Method_METHOD_REMOVE_POD_SANDBOX, &abi.RemovePodSandboxRequest{}},
 	{abi.Method_METHOD_DUMP_STATE, &abi.DumpStateRequest{}},
+	{abi.Method_METHOD_POOLS, &abi.PoolsRequest{}},
 	{abi.Method_METHOD_RECONFIGURE, &abi.ReconfigureRequest{}},
 	{abi.Method(99), &abi.DumpStateRequest{}},
 }

@@ -79,17 +79,21 @@ func (a *api) all() []apply {
 	return append([]apply(nil), a.applies...)
 }
 
-// run starts w.Run and stops it when the test ends.
-func run(t *testing.T, w *claimstatus.Writer) {
+// run starts w.Run and returns a stop that ends it and waits until Run has
+// returned (every worker done with its claim, callbacks included); the test's
+// end stops it too.
+func run(t *testing.T, w *claimstatus.Writer) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // eventually polls cond for up to 10 s.
@@ -318,7 +322,7 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 					}
 					reports = append(reports, err)
 				}))
-			run(t, w)
+			stop := run(t, w)
 			if err := w.Set(ref, []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: ready("True")}}); err != nil {
 				t.Fatal(err)
 			}
@@ -328,7 +332,7 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 				t.Fatal(err)
 			}
 			eventually(t, "the other claim", func() bool { return w.Pending() == 0 })
-			time.Sleep(50 * time.Millisecond)
+			stop() // nothing more can happen: every worker has returned
 			if n := len(a.all()); n != 2 {
 				t.Errorf("%d applies, want 2 (the refused claim once)", n)
 			}
@@ -355,10 +359,10 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 				defer mu.Unlock()
 				retried = append(retried, retry)
 			}))
-		run(t, w)
+		stop := run(t, w)
 		w.Clear(ref)
 		eventually(t, "the claim to be dropped", func() bool { return w.Pending() == 0 })
-		time.Sleep(50 * time.Millisecond)
+		stop() // nothing more can happen: every worker has returned
 		mu.Lock()
 		defer mu.Unlock()
 		if n := len(a.all()); n != 4 || len(retried) != 4 || !retried[0] || !retried[2] || retried[3] {
@@ -399,10 +403,10 @@ func TestGoneClaimIsDone(t *testing.T) {
 			var failures atomic.Int32
 			w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
 				claimstatus.WithFailureFunc(func(claimstatus.ClaimRef, error, bool) { failures.Add(1) }))
-			run(t, w)
+			stop := run(t, w)
 			w.Clear(ref)
 			eventually(t, "the claim to be done", func() bool { return w.Pending() == 0 })
-			time.Sleep(20 * time.Millisecond)
+			stop() // nothing more can happen: every worker has returned
 			if n := len(a.all()); n != 1 || failures.Load() != 0 {
 				t.Errorf("%d applies and %d failures reported, want 1 and 0", n, failures.Load())
 			}

@@ -74,3 +74,11 @@ func diffFields(a, b reflect.Value, path string, changed func(string)) {
 		}
 	}
 }
+
+// join appends a field name to a dotted path.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/nriwasm/nriwasm/host/internal/strictjson"
+
 	"fmt"
 	"io"
 	"os"
@@ -75,7 +77,7 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	cfg := Default()
-	if err := decodeStrict(js, cfg); err != nil {
+	if err := strictjson.Decode(js, cfg, ""); err != nil {
 		return nil, err
 	}
 	return cfg, nil

@@ -13,6 +13,9 @@
 //	nriwasm_nri_connections_total{result}               connected, failed, lost
 //	nriwasm_checkpoint_save_failing                     1 while the checkpoint cannot be written
 //	nriwasm_policy_log_messages_dropped_total           policy log messages and output lines over the limits
+//	nriwasm_policy_degraded                             1 while the policy runs without the journal's full state
+//	nriwasm_pool_cpus / _shared_cpus / _memory_nodes {pool}  the policy's pools (ABI v1.2 Pools call)
+//	nriwasm_pool_capacity_milli_cpu / _allocated_milli_cpu / _containers {pool}
 //
 // A nil *Metrics is valid and records nothing, so components work without one.
 package metrics
@@ -56,6 +59,8 @@ type Metrics struct {
 	connected     prometheus.Gauge
 	saveFailing   prometheus.Gauge
 	logsDropped   prometheus.Counter
+	pools         *poolCollector
+	degraded      prometheus.Gauge
 }
 
 // callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
@@ -102,10 +107,14 @@ func New() *Metrics {
 			Name: "nriwasm_checkpoint_save_failing", Help: "1 while the last attempt to write the checkpoint failed (a read-only or full state directory): a restart would lose what changed since.",
 		}),
 	}
+	m.pools = newPoolCollector()
+	m.degraded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "nriwasm_policy_degraded", Help: "1 while the policy runs without the journal's full state: restoring it failed, and the instance was started adopting the live containers or fresh (docs/agent.md).",
+	})
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
-		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing, m.logsDropped,
+		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing, m.logsDropped, m.pools, m.degraded,
 	)
 	return m
 }
@@ -191,5 +200,17 @@ func (m *Metrics) CheckpointSaved(ok bool) {
 		m.saveFailing.Set(0)
 	} else {
 		m.saveFailing.Set(1)
+	}
+}
+
+// Degraded sets nriwasm_policy_degraded.
+func (m *Metrics) Degraded(on bool) {
+	if m == nil {
+		return
+	}
+	if on {
+		m.degraded.Set(1)
+	} else {
+		m.degraded.Set(0)
 	}
 }

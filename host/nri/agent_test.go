@@ -1,6 +1,7 @@
 package nri_test
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -76,6 +77,7 @@ type agentOpts struct {
 	onFailure config.FailurePolicy
 	stateDir  string // default: a new directory
 	topo      *abi.Topology
+	cacheDir  string // default: the package's shared compilation cache
 }
 
 // agent is the node agent, in-process: the resource manager with the NRI
@@ -101,7 +103,7 @@ func startAgent(t testing.TB, rt *fakeRuntime, o agentOpts) *agent {
 	}
 	cfg := config.Default()
 	cfg.Policy.Name = o.policy
-	cfg.Policy.CacheDir = cacheDir
+	cfg.Policy.CacheDir = cmp.Or(o.cacheDir, cacheDir)
 	cfg.StateDir = o.stateDir
 	cfg.NRI.SocketPath = rt.socket
 	if o.onFailure != "" {

@@ -18,14 +18,26 @@ const replyMargin = 100 * time.Millisecond
 // replyMargin. After a runtime failure (a trap, deadline, out-of-memory, exit
 // or malformed answer) the policy has discarded its instance; the call is
 // retried once, and the retry first rebuilds the instance from the journal.
+//
+// Every call but Pools may change a decision, so it marks the pools stale.
 func (m *Manager) call(ctx context.Context, method abi.Method, do func(context.Context) error) error {
 	start := time.Now()
+	if method != abi.Method_METHOD_POOLS {
+		m.pools.stale = true
+	}
+	fb := m.fallback
 	err := m.attempt(ctx, do)
 	if runtimeFailure(err) {
 		if m.budget(ctx) > 0 {
 			m.log.Error(err, "policy call failed; retrying once on a rebuilt instance", "method", method.Short())
 			err = m.attempt(ctx, do)
 		}
+	}
+	// A rebuild whose restore failed fell back (fallback.go): try the next
+	// way of initializing an instance, as long as there is one.
+	for errors.Is(err, wasm.ErrRestore) && m.fallback != fb && m.budget(ctx) > 0 {
+		fb = m.fallback
+		err = m.attempt(ctx, do)
 	}
 	if isAnswerError(err) {
 		m.refused(method, err)

@@ -58,7 +58,7 @@ func (m *Manager) PrepareClaim(ctx context.Context, claim *abi.Claim, write func
 	}
 	log := m.log.WithValues("claim", claim.GetNamespace()+"/"+claim.GetName(), "claimUID", claim.GetUid())
 	if prev, ok := m.journal.Claim(claim.GetUid()); ok {
-		if !sameResults(prev.GetClaim(), claim) {
+		if !abi.SameResults(prev.GetClaim(), claim) {
 			return nil, fmt.Errorf("claim %s/%s (%s) is already prepared with other allocation results: unprepare it first",
 				claim.GetNamespace(), claim.GetName(), claim.GetUid())
 		}
@@ -172,18 +172,4 @@ func (m *Manager) applyUpdates(us []*abi.ContainerUpdate) {
 	if len(us) > 0 && m.updateSink != nil {
 		m.updateSink(us)
 	}
-}
-
-// sameResults reports whether two claims have the same allocation results.
-func sameResults(a, b *abi.Claim) bool {
-	ra, rb := a.GetResults(), b.GetResults()
-	if len(ra) != len(rb) {
-		return false
-	}
-	for i := range ra {
-		if !ra[i].EqualVT(rb[i]) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,6 @@
 // Package resmgr is the agent's owner: it holds the policy, the journal and its
 // checkpoint, the topology and the configuration, and serializes every request
-// (NRI's, and later kubelet's) on one lock.
+// (NRI's and kubelet's DRA calls) on one lock.
 //
 // Each request runs under the lock: the policy is called (with a deadline well
 // under the caller's, and retried once on a rebuilt instance after a runtime
@@ -110,6 +110,14 @@ type Manager struct {
 	// container.
 	preexisting map[string]bool
 
+	pools poolCache
+	// fallback is how the next policy instance is initialized; it only
+	// advances, when restoring from the journal fails (fallback.go).
+	fallback fallback
+	// degraded is why the policy runs without the journal's full state, nil
+	// while it has it.
+	degraded atomic.Pointer[error]
+
 	saver *saver
 	life  lifecycle
 }
@@ -149,23 +157,24 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	counts := j.Counts()
 	log.Info("journal restored", "pods", counts.Pods, "containers", counts.Containers, "claims", counts.Claims, "checkpoint", ck.Path())
 
-	p, err := o.Load(ctx, m.restore)
+	p, err := m.load(ctx, o.Load)
 	if err != nil {
 		return nil, fmt.Errorf("load policy %q: %w", o.Config.Policy.Name, err)
 	}
 	m.policy, m.client = p, abi.NewClient(p)
 	m.rebuilds = p.Rebuilds()
 	m.dropped = droppedLogs(p)
+	if err := m.discoverPools(ctx); err != nil {
+		_ = p.Close(ctx)
+		return nil, fmt.Errorf("policy %q: %w", o.Config.Policy.Name, err)
+	}
 	m.changed()
 	return m, nil
 }
 
-// restore initializes a new policy instance: Init with the running policy
-// configuration, the node, the topology and the journal. The policy calls it
-// while the manager's lock is held by the request that needs the instance (or
-// from New, before any request).
-func (m *Manager) restore(ctx context.Context, t abi.Transport) error {
-	rs := m.journal.RestoreState()
+// initialize sends Init with the running policy configuration, the node, the
+// topology and rs.
+func (m *Manager) initialize(ctx context.Context, t abi.Transport, rs *abi.RestoreState) error {
 	resp, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{
 		Config: m.cfg.Policy.Data, NodeName: m.node, Topology: m.topo, Restore: rs, DriverName: m.driver,
 	})
@@ -173,7 +182,6 @@ func (m *Manager) restore(ctx context.Context, t abi.Transport) error {
 		return fmt.Errorf("init: %w", err)
 	}
 	m.wantsDRA = resp.GetWantsDra()
-	m.log.Info("policy instance initialized", "pods", len(rs.Pods), "containers", len(rs.Containers), "claims", len(rs.Claims))
 	return nil
 }
 
@@ -185,6 +193,9 @@ func (m *Manager) Ready() error {
 	}
 	if err := m.saver.failing.Load(); err != nil {
 		return fmt.Errorf("checkpoint cannot be saved (state directory %s): %w", m.cfg.StateDir, *err)
+	}
+	if err := m.degraded.Load(); err != nil {
+		return *err
 	}
 	return nil
 }

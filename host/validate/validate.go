@@ -43,6 +43,7 @@ type Limits struct {
 	cpus     []uint32 // online ∩ available, sorted
 	cpusWhat string   // how errors name cpus
 	nodes    []uint32 // NUMA nodes with memory, sorted
+	online   []uint32 // every online CPU, sorted
 }
 
 // Option adjusts New.
@@ -82,6 +83,7 @@ func New(t *abi.Topology, opts ...Option) *Limits {
 	}
 	slices.Sort(l.cpus)
 	slices.Sort(l.nodes)
+	l.online = slices.Clone(l.cpus)
 	for _, o := range opts {
 		o(l)
 	}

@@ -1,15 +1,18 @@
 package wasm_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"google.golang.org/protobuf/proto"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -78,7 +81,7 @@ func checkCallsReachThePolicy(t *testing.T, sdk conformanceSDK, module []byte) {
 		t.Fatal(err)
 	}
 	md := info.GetMetadata()
-	if md.Name != "conformance" || md.Version != "1.0.0" || md.AbiMajor != 1 || len(md.Capabilities) != 14 || !strings.HasPrefix(md.Sdk, sdk.sdkPrefix) {
+	if md.Name != "conformance" || md.Version != "1.0.0" || md.AbiMajor != 1 || len(md.Capabilities) != 15 || !strings.HasPrefix(md.Sdk, sdk.sdkPrefix) {
 		t.Fatalf("Info metadata = %v", md)
 	}
 	resp, err := client.CreateContainer(ctx, createContainer("c1", "A", "1", "B", "2"))
@@ -120,6 +123,7 @@ func conformanceScenario() []scenarioStep {
 	return []scenarioStep{
 		{abi.Method_METHOD_INFO, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor}},
 		{abi.Method_METHOD_CREATE_CONTAINER, createContainer("before-init")},
+		{abi.Method_METHOD_POOLS, &abi.PoolsRequest{}},
 		{abi.Method_METHOD_INIT, &abi.InitRequest{Config: []byte("reject")}},
 		{abi.Method_METHOD_INIT, &abi.InitRequest{Config: []byte("dra"), NodeName: "node-1"}},
 		{abi.Method_METHOD_DEVICES, &abi.DevicesRequest{}},
@@ -129,6 +133,7 @@ func conformanceScenario() []scenarioStep {
 		{abi.Method_METHOD_CREATE_CONTAINER, createContainer("a", "PATH", "/bin", "HOME", "/root")},
 		{abi.Method_METHOD_CREATE_CONTAINER, createContainer("refuse")},
 		{abi.Method_METHOD_CREATE_CONTAINER, request1K()},
+		{abi.Method_METHOD_POOLS, &abi.PoolsRequest{}},
 		{abi.Method_METHOD_UPDATE_CONTAINER, &abi.UpdateContainerRequest{Pod: pod, Resources: &abi.Resources{CpuRequestMilli: 500}}},
 		{abi.Method_METHOD_STOP_CONTAINER, &abi.StopContainerRequest{Pod: pod}},
 		{abi.Method_METHOD_REMOVE_CONTAINER, &abi.RemoveContainerRequest{Pod: pod}},
@@ -184,8 +189,8 @@ func checkAgreesWithTheGoReference(t *testing.T, sdk conformanceSDK, module []by
 			errorsSeen++
 		}
 	}
-	if errorsSeen != 5 {
-		t.Fatalf("the scenario produced %d errors, want 5 (before Init, bad Init, refuse, bad Reconfigure, unknown method)", errorsSeen)
+	if errorsSeen != 6 {
+		t.Fatalf("the scenario produced %d errors, want 6 (2 before Init, bad Init, refuse, bad Reconfigure, unknown method)", errorsSeen)
 	}
 }
 
@@ -282,17 +287,51 @@ func checkRestoreFailureIsRetried(t *testing.T, _ conformanceSDK, module []byte)
 	}
 }
 
+// checkGuestLogs: each guest level lands at its own slog level (a warning at
+// slog's Warn, not Info), with source=policy as a native policy's messages.
 func checkGuestLogs(t *testing.T, _ conformanceSDK, module []byte) {
-	var logs logLines
-	_, client, _ := load(t, module, wasm.WithLogger(logs.logger()))
+	var buf syncBuffer
+	logger := logr.FromSlogHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+		Level: slog.Level(-10),
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	_, client, _ := load(t, module, wasm.WithLogger(logger))
 	if _, err := client.CreateContainer(context.Background(), createContainer("log")); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"msg"="conformance: debug"`, `"msg"="conformance: info"`, `"conformance: warn" "policy"="conformance" "level"="warn"`, `"msg"="conformance: error"`} {
-		if !logs.contains(want) {
-			t.Errorf("log lacks %s; have %q", want, logs.lines)
+	for _, want := range []string{
+		`level=DEBUG msg="conformance: debug" policy=conformance source=policy`,
+		`level=DEBUG+2 msg="conformance: info" policy=conformance source=policy`,
+		`level=WARN msg="conformance: warn" policy=conformance source=policy`,
+		`level=ERROR msg="conformance: error" policy=conformance source=policy`,
+	} {
+		if !strings.Contains(buf.String(), want+"\n") {
+			t.Errorf("log lacks %s; have\n%s", want, buf.String())
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func checkCallsAreSerialized(t *testing.T, _ conformanceSDK, module []byte) {
@@ -359,8 +398,8 @@ func checkSealedMetadata(t *testing.T, sdk conformanceSDK, sealed []byte) {
 	if err != nil || md == nil {
 		t.Fatalf("ReadMetadata = %v, %v; want its section (run make policies)", md, err)
 	}
-	want := make([]abi.Method, 0, 14)
-	for m := abi.Method_METHOD_INIT; m <= abi.Method_METHOD_DUMP_STATE; m++ {
+	want := make([]abi.Method, 0, 15)
+	for m := abi.Method_METHOD_INIT; m <= abi.Method_METHOD_POOLS; m++ {
 		want = append(want, m)
 	}
 	if md.Name != "conformance" || md.AbiMajor != abi.ABIMajor || !slices.Equal(md.Capabilities, want) || !strings.HasPrefix(md.Sdk, sdk.sdkPrefix) {

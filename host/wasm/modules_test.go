@@ -19,7 +19,7 @@ func TestBadModulesAreRefusedAtLoad(t *testing.T) {
 		module []byte
 		want   []string
 	}{
-		{"wrong ABI version", rawGuestWrongABI, []string{`policy "bad" speaks ABI v2.0, this host speaks v1.1`}},
+		{"wrong ABI version", rawGuestWrongABI, []string{`policy "bad" speaks ABI v2.0, this host speaks v1.2`}},
 		{"missing export", rawGuestNoCall, []string{`missing export "nriwasm_call" (i32, i32) -> (i64)`}},
 		{"not wasm", []byte("\x00asm but not really"), []string{`policy "bad": `}},
 		{"empty", nil, []string{`policy "bad": `}},
@@ -148,7 +148,7 @@ func TestMetadataDeclaringAnotherABIIsRefusedBeforeCompiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = wasm.Load(context.Background(), "future", module)
-	if err == nil || !strings.Contains(err.Error(), "declares ABI v2.3 in its nriwasm.metadata section, this host speaks v1.1") {
+	if err == nil || !strings.Contains(err.Error(), "declares ABI v2.3 in its nriwasm.metadata section, this host speaks v1.2") {
 		t.Fatalf("error = %v", err)
 	}
 	garbage, _ := wasmbin.SetCustomSection(rawGuest, abi.MetadataSection, []byte{0xff})

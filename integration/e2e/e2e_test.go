@@ -266,7 +266,7 @@ func (w *world) qosClasses(t *testing.T) {
 	w.waitServiceAccount(t, workloads)
 	sc := agent.Scenario{Steps: []agent.ScenarioStep{{Pod: &agent.ScenarioPod{Name: "agent", Namespace: namespace, QOSClass: "Burstable",
 		Containers: []agent.ScenarioContainer{{Name: "agent", Resources: &agent.ScenarioResources{
-			Requests: map[string]string{"cpu": "50m", "memory": "224Mi"}, Limits: map[string]string{"memory": "512Mi"}}}}}}}}
+			Requests: map[string]string{"cpu": "50m", "memory": "128Mi"}, Limits: map[string]string{"memory": "512Mi"}}}}}}}}
 	ids := map[string]string{}
 	for _, wl := range qosWorkloads {
 		t0 := time.Now()

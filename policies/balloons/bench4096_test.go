@@ -65,6 +65,18 @@ func live4096(b *testing.B, t abi.Transport, n int) *harness {
 	return h
 }
 
+// createRemoveCases are BenchmarkCreateRemove4096's containers, one per
+// balloon kind.
+var createRemoveCases = []struct {
+	name string
+	s    spec
+}{
+	{"app", ctr("bench", 1000).in("app")},
+	{"solo", ctr("bench", 1500).in("solo")},
+	{"burst", ctr("bench", 1000).in("burst")},
+	{"default", ctr("bench", 1000)},
+}
+
 // BenchmarkCreateRemove4096 times CreateContainer and RemoveContainer
 // decisions, natively and through the Wasm module, on Sparse4096CPU8Socket
 // (4,080 online CPUs, 16 NUMA nodes) with 2,000 live containers. Each case
@@ -77,15 +89,7 @@ func live4096(b *testing.B, t abi.Transport, n int) *harness {
 // percentile of each call, and the updates per create and remove.
 func BenchmarkCreateRemove4096(b *testing.B) {
 	for _, tr := range transports {
-		for _, bc := range []struct {
-			name string
-			s    spec
-		}{
-			{"app", ctr("bench", 1000).in("app")},
-			{"solo", ctr("bench", 1500).in("solo")},
-			{"burst", ctr("bench", 1000).in("burst")},
-			{"default", ctr("bench", 1000)},
-		} {
+		for _, bc := range createRemoveCases {
 			b.Run(tr.name+"/"+bc.name, func(b *testing.B) { benchCreateRemove(b, tr.open(b), bc.s) })
 		}
 	}

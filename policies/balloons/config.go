@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
-	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
+	"sigs.k8s.io/yaml"
 )
 
 // Config is the policy's configuration, with nri-plugins' field names.
@@ -78,12 +79,12 @@ func (Config) UnsupportedFields() map[string]string {
 
 // Preserve names containers the policy leaves alone.
 type Preserve struct {
-	MatchExpressions []Expression `json:"matchExpressions"`
+	MatchExpressions []expr.Expression `json:"matchExpressions"`
 }
 
 // Resources is a resource amount of the configuration; only CPU.
 type Resources struct {
-	CPU *CPUAmount `json:"cpu"`
+	CPU *quantity.CPUAmount `json:"cpu"`
 }
 
 // IgnoredFields implements policyconfig.Ignorer: nri-plugins' balloons
@@ -94,29 +95,29 @@ func (Resources) IgnoredFields() map[string]string {
 
 // BalloonType is one balloonTypes entry.
 type BalloonType struct {
-	Name                        string         `json:"name"`
-	Namespaces                  []string       `json:"namespaces"`
-	MatchExpressions            []Expression   `json:"matchExpressions"`
-	MinCPUs                     int            `json:"minCPUs"`
-	MaxCPUs                     int            `json:"maxCPUs"`
-	MinBalloons                 int            `json:"minBalloons"`
-	MaxBalloons                 int            `json:"maxBalloons"`
-	AllocatorPriority           Priority       `json:"allocatorPriority"`
-	PreferNewBalloons           bool           `json:"preferNewBalloons"`
-	PreferSpreadingPods         bool           `json:"preferSpreadingPods"`
-	PreferPerNamespaceBalloon   bool           `json:"preferPerNamespaceBalloon"`
-	GroupBy                     string         `json:"groupBy"`
-	ShareIdleCPUsInSame         Level          `json:"shareIdleCPUsInSame"`
-	PreferCloseToDevices        []string       `json:"preferCloseToDevices"`
-	PreferIsolCpus              bool           `json:"preferIsolCpus"`
-	PreferCoreType              CoreType       `json:"preferCoreType"`
-	PreferSpreadOnPhysicalCores *bool          `json:"preferSpreadOnPhysicalCores"`
-	AllocatorTopologyBalancing  *bool          `json:"allocatorTopologyBalancing"`
-	HideHyperthreads            *bool          `json:"hideHyperthreads"`
-	PinMemory                   *bool          `json:"pinMemory"`
-	MemoryTypes                 []MemoryType   `json:"memoryTypes"`
-	Components                  []Component    `json:"components"`
-	ComponentCreation           CreationPolicy `json:"componentCreation"`
+	Name                        string            `json:"name"`
+	Namespaces                  []string          `json:"namespaces"`
+	MatchExpressions            []expr.Expression `json:"matchExpressions"`
+	MinCPUs                     int               `json:"minCPUs"`
+	MaxCPUs                     int               `json:"maxCPUs"`
+	MinBalloons                 int               `json:"minBalloons"`
+	MaxBalloons                 int               `json:"maxBalloons"`
+	AllocatorPriority           Priority          `json:"allocatorPriority"`
+	PreferNewBalloons           bool              `json:"preferNewBalloons"`
+	PreferSpreadingPods         bool              `json:"preferSpreadingPods"`
+	PreferPerNamespaceBalloon   bool              `json:"preferPerNamespaceBalloon"`
+	GroupBy                     string            `json:"groupBy"`
+	ShareIdleCPUsInSame         Level             `json:"shareIdleCPUsInSame"`
+	PreferCloseToDevices        []string          `json:"preferCloseToDevices"`
+	PreferIsolCpus              bool              `json:"preferIsolCpus"`
+	PreferCoreType              CoreType          `json:"preferCoreType"`
+	PreferSpreadOnPhysicalCores *bool             `json:"preferSpreadOnPhysicalCores"`
+	AllocatorTopologyBalancing  *bool             `json:"allocatorTopologyBalancing"`
+	HideHyperthreads            *bool             `json:"hideHyperthreads"`
+	PinMemory                   *bool             `json:"pinMemory"`
+	MemoryTypes                 []MemoryType      `json:"memoryTypes"`
+	Components                  []Component       `json:"components"`
+	ComponentCreation           CreationPolicy    `json:"componentCreation"`
 	// PublishDRADevices (ours): every instance of the type, 0 …
 	// maxBalloons-1, is a DRA device, created at Init.
 	PublishDRADevices bool `json:"publishDRADevices"`
@@ -141,46 +142,6 @@ func (BalloonType) UnsupportedFields() map[string]string {
 type Component struct {
 	BalloonType string `json:"balloonType"`
 }
-
-// CPUAmount is reservedResources.cpu or availableResources.cpu: a quantity
-// ("2", "750m") or a cpuset ("cpuset:0-3", "exclude-cpuset:0-3").
-type CPUAmount struct {
-	// Milli is a quantity in milli-CPU; 0 for a cpuset.
-	Milli int64
-	// Set is the cpuset; Exclude inverts it.
-	Set     cpuset.Set
-	Exclude bool
-}
-
-// UnmarshalJSON accepts a string or a number.
-func (a *CPUAmount) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if u, err := strconv.Unquote(s); err == nil {
-		s = u
-	}
-	for _, p := range []struct {
-		prefix  string
-		exclude bool
-	}{{"cpuset:", false}, {"exclude-cpuset:", true}} {
-		if list, ok := strings.CutPrefix(s, p.prefix); ok {
-			set, err := cpuset.Parse(list)
-			if err != nil || set.IsEmpty() {
-				return fmt.Errorf("%q: want a non-empty CPU list after %q (e.g. %s0-3)", s, p.prefix, p.prefix)
-			}
-			*a = CPUAmount{Set: set, Exclude: p.exclude}
-			return nil
-		}
-	}
-	milli, err := parseMilliCPU(s)
-	if err != nil {
-		return err
-	}
-	*a = CPUAmount{Milli: milli}
-	return nil
-}
-
-// isSet tells whether the amount is a cpuset.
-func (a *CPUAmount) isSet() bool { return a != nil && a.Milli == 0 }
 
 // enum is a string restricted to a list of values.
 func enum(b []byte, what string, values ...string) (string, error) {
@@ -296,13 +257,40 @@ func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
+	if err := cfg.refuseCompositeClasses(raw); err != nil {
+		return nil, nil, err
+	}
 	return cfg, warnings, nil
+}
+
+// refuseCompositeClasses refuses a composite balloon type with a cpuClass,
+// as nri-plugins does (balloons-policy.go, setConfig's validation: "composite
+// balloon %q cannot have CpuClasses"), although cpuClass is otherwise
+// accepted and not applied: a configuration nri-plugins refuses is refused
+// here too. The field is read apart because Decode drops ignored fields; an
+// empty cpuClass is no class, as there.
+func (c *Config) refuseCompositeClasses(raw []byte) error {
+	var classes struct {
+		BalloonTypes []struct {
+			CPUClass any `json:"cpuClass"`
+		} `json:"balloonTypes"`
+	}
+	if err := yaml.Unmarshal(raw, &classes); err != nil {
+		return policyconfig.Errorf(field(), "%v", err) // Decode read it already
+	}
+	for i, t := range classes.BalloonTypes {
+		if i >= len(c.BalloonTypes) || len(c.BalloonTypes[i].Components) == 0 || t.CPUClass == nil || t.CPUClass == "" {
+			continue
+		}
+		return policyconfig.Errorf(field("balloonTypes", i, "cpuClass"), "a composite balloon type cannot have a CPU class (nri-plugins refuses it): set it on the component types")
+	}
+	return nil
 }
 
 func field(parts ...any) string { return policyconfig.Path(policyconfig.Root, parts...) }
 
 func (c *Config) validate() error {
-	if a := c.AvailableResources.CPU; a != nil && !a.isSet() {
+	if a := c.AvailableResources.CPU; a != nil && !a.IsSet() {
 		return policyconfig.Errorf(field("availableResources", "cpu"), "want \"cpuset:LIST\" or \"exclude-cpuset:LIST\", not a quantity")
 	}
 	if err := globs(c.ReservedPoolNamespaces, "reservedPoolNamespaces"); err != nil {
@@ -330,7 +318,7 @@ func (c *Config) validate() error {
 		if err := t.validate(i, index, c.BalloonTypes); err != nil {
 			return err
 		}
-		if t.Name == reservedType && len(t.Components) > 0 && c.ReservedResources.CPU.isSet() {
+		if t.Name == reservedType && len(t.Components) > 0 && c.ReservedResources.CPU != nil && c.ReservedResources.CPU.IsSet() {
 			// nri-plugins refuses it too: a reserved cpuset becomes a
 			// preferCloseToDevices of the reserved type, which a
 			// composite type may not have.
@@ -390,7 +378,7 @@ func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) 
 		return err
 	}
 	if t.GroupBy != "" {
-		if _, err := expand(t.GroupBy, func(string) (string, bool) { return "", true }); err != nil {
+		if _, err := expr.Expand(t.GroupBy, func(string) (string, bool) { return "", true }); err != nil {
 			return policyconfig.Errorf(f("groupBy"), "%v", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/validate"
 	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 )
 
 // TestParseConfigErrors: every bad configuration is INVALID_ARGUMENT naming
@@ -54,13 +55,14 @@ func TestParseConfigErrors(t *testing.T) {
 			"config.balloonTypes[0].components[0].balloonType", "publishes DRA devices"},
 		{"reservedResources: {cpu: 'cpuset:0'}\nballoonTypes: [{name: reserved, components: [{balloonType: b}]}, {name: b}]",
 			"config.reservedResources.cpu", "composite reserved"},
+		// cpuClass is ignored, but as nri-plugins a composite type may not have one.
+		{"balloonTypes: [{name: b}, {name: a, cpuClass: turbo, components: [{balloonType: b}]}]", "config.balloonTypes[1].cpuClass", "composite balloon type cannot have a CPU class"},
 		{"balloonTypes: [{name: a, publishDRADevices: true, maxCPUs: 2, minCPUs: 1}]", "config.balloonTypes[0].maxBalloons", "maxBalloons ≥ 1"},
 		{"balloonTypes: [{name: a, publishDRADevices: true, maxBalloons: 2, minCPUs: 1}]", "config.balloonTypes[0].maxCPUs", "maxCPUs ≥ 1"},
 		{"balloonTypes: [{name: reserved, publishDRADevices: true}]", "config.balloonTypes[0].publishDRADevices", "reserved"},
 		{"balloonTypes: [{name: " + strings.Repeat("x", 65) + ", publishDRADevices: true, maxBalloons: 1, minCPUs: 1, maxCPUs: 1}]", "config.balloonTypes[0].name", "at most 64"},
 		{"availableResources: {cpu: 4}", "config.availableResources.cpu", "not a quantity"},
 		{"reservedResources: {cpu: lots}", "config.reservedResources.cpu", "not a number"},
-		{"preserve: {matchExpressions: [{key: name, operator: In}]}", "config.preserve.matchExpressions[0].values", "at least one"},
 		{"pinCPU: yes please", "config.pinCPU", "true or false"},
 	} {
 		_, err := balloons.ParseConfig([]byte(tc.cfg))
@@ -114,7 +116,7 @@ balloonTypes:
 	}
 	b := cfg.BalloonTypes[0]
 	if b.MaxCPUs != 8 || b.GroupBy != "${pod/labels/app}-${namespace}" || b.ShareIdleCPUsInSame != balloons.LevelL2Cache || *b.HideHyperthreads != true ||
-		len(cfg.BalloonTypes[2].Components) != 2 || cfg.ReservedResources.CPU.Set.String() != "0-1" || !cfg.AvailableResources.CPU.Exclude {
+		len(cfg.BalloonTypes[2].Components) != 2 || cfg.ReservedResources.CPU.Set.String() != "0-1" || cfg.AvailableResources.CPU.Kind != quantity.ExcludeCPUSet {
 		t.Errorf("decoded %+v / %+v", cfg, b)
 	}
 }
@@ -196,6 +198,7 @@ var nriPluginsFields = []struct {
 	{"balloonTypes.hideHyperthreads", "balloonTypes: [{name: a, hideHyperthreads: true}]", ""},
 	{"balloonTypes.allocatorTopologyBalancing", "balloonTypes: [{name: a, allocatorTopologyBalancing: true}]", ""},
 	{"balloonTypes.cpuClass", "balloonTypes: [{name: a, cpuClass: turbo}]", "ignored:config.balloonTypes[0].cpuClass"},
+	{"balloonTypes.cpuClass.composite", "balloonTypes: [{name: a, components: [{balloonType: b}]}, {name: b, cpuClass: turbo}]", "ignored:config.balloonTypes[1].cpuClass"},
 	{"balloonTypes.loads", "balloonTypes: [{name: a, loads: [avx]}]", "refused:config.balloonTypes[0].loads"},
 	{"balloonTypes.minBalloons", "balloonTypes: [{name: a, minBalloons: 1}]", ""},
 	{"balloonTypes.maxBalloons", "balloonTypes: [{name: a, maxBalloons: 2}]", ""},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/claims"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
@@ -105,7 +106,7 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 		}
 		if !b.cpus.IsEmpty() {
 			attrs[attrNUMANodes] = &abi.DeviceAttribute{Value: &abi.DeviceAttribute_StringValue{StringValue: p.st.ix.nodesOf(b.cpus).String()}}
-			attrs[attrSocket] = &abi.DeviceAttribute{Value: &abi.DeviceAttribute_IntValue{IntValue: int64(p.st.ix.packagesOf(b.cpus).Sorted()[0])}}
+			attrs[attrSocket] = &abi.DeviceAttribute{Value: &abi.DeviceAttribute_IntValue{IntValue: int64(p.st.ix.PackagesOf(b.cpus).Sorted()[0])}}
 		}
 		resp.Devices = append(resp.Devices, &abi.Device{
 			Name:       deviceName(b.t.Name, b.inst),
@@ -125,7 +126,7 @@ func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error)
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, fieldClaimUID, "empty claim uid")
 	}
 	if old := s.claims[spec.GetUid()]; old != nil {
-		if !sameResults(old.spec, spec) {
+		if !abi.SameResults(old.spec, spec) {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldResults, "claim %s is allocated already, with other results", spec.GetUid())
 		}
 		return &abi.AllocateResponse{Devices: old.answer()}, nil
@@ -213,34 +214,13 @@ func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 	return &abi.ReleaseResponse{Updates: s.updates("")}, nil
 }
 
-// claimsOf finds the claims a container holds: by the CDI devices the host
-// names for claims, or only when the runtime reports none, by the claims'
-// environment variables (policy.ContainerClaims). A CDI device of ours naming
-// an unknown claim is an error.
+// claimsOf finds the claims a container holds (claims.Finder): by the CDI
+// devices the host names for claims, or only when the runtime reports none,
+// by the claims' environment variables, whose value is the claim's device.
+// A CDI device of ours naming an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
-	uids, err := policy.ContainerClaims(s.driver, spec, func(uid string) bool { return s.claims[uid] != nil }, s.envClaim)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*claim, len(uids))
-	for i, uid := range uids {
-		out[i] = s.claims[uid]
-	}
-	return out, nil
-}
-
-// envClaim is the claim whose environment variable key is, with exactly
-// the claim's device as value.
-func (s *state) envClaim(key, value string) (string, bool) {
-	if !strings.HasPrefix(key, envPrefix) {
-		return "", false
-	}
-	for _, uid := range sortedKeys(s.claims) {
-		if c := s.claims[uid]; policy.ClaimEnvName(envPrefix, uid) == key && deviceName(c.b.t.Name, c.b.inst) == value {
-			return uid, true
-		}
-	}
-	return "", false
+	f := claims.Finder[*claim]{Driver: s.driver, EnvPrefix: envPrefix, EnvValue: func(c *claim) string { return deviceName(c.b.t.Name, c.b.inst) }}
+	return f.Of(spec, s.claims)
 }
 
 // claimBalloon is the balloon of a container's claims: one balloon.
@@ -252,9 +232,4 @@ func (s *state) claimBalloon(claims []*claim) (*balloon, error) {
 		}
 	}
 	return claims[0].b, nil
-}
-
-// sameResults tells whether two claims name the same allocation results.
-func sameResults(a, b *abi.Claim) bool {
-	return slices.EqualFunc(a.GetResults(), b.GetResults(), func(x, y *abi.DeviceAllocation) bool { return x.EqualVT(y) })
 }

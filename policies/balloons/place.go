@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -60,7 +61,7 @@ func (s *state) preserved(pod *abi.PodSandbox, c *abi.Container) bool {
 	}
 	if s.cfg.Preserve != nil {
 		for i := range s.cfg.Preserve.MatchExpressions {
-			if s.cfg.Preserve.MatchExpressions[i].matches(pod, c) {
+			if s.cfg.Preserve.MatchExpressions[i].Matches(pod, c) {
 				return true
 			}
 		}
@@ -83,13 +84,13 @@ func (s *state) chooseType(pod *abi.PodSandbox, c *abi.Container) (*btype, error
 		}
 		return t, nil
 	}
-	ns := namespaceOf(pod, c)
+	ns := expr.Namespace(pod, c)
 	for _, t := range s.types {
 		if t.PublishDRADevices {
 			continue
 		}
 		for i := range t.MatchExpressions {
-			if t.MatchExpressions[i].matches(pod, c) {
+			if t.MatchExpressions[i].Matches(pod, c) {
 				return t, nil
 			}
 		}
@@ -105,7 +106,7 @@ func (s *state) chooseType(pod *abi.PodSandbox, c *abi.Container) (*btype, error
 // newContainer records what the policy needs of a container.
 func (s *state) newContainer(pod *abi.PodSandbox, spec *abi.Container) *container {
 	c := &container{id: strings.Clone(spec.GetId()), pod: strings.Clone(spec.GetPodSandboxId()), name: strings.Clone(spec.GetName()),
-		ns: strings.Clone(namespaceOf(pod, spec)), milli: spec.GetResources().GetCpuRequestMilli()}
+		ns: strings.Clone(expr.Namespace(pod, spec)), milli: spec.GetResources().GetCpuRequestMilli()}
 	if _, v, ok := effectiveAnnotation(pod, spec, keyPreserveMemory); ok && v == "true" {
 		c.keepMems = true
 	}
@@ -143,7 +144,7 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container", "balloon type %s has maxCPUs -1: its containers do not run on this node", t.Name)
 		}
 		if t.GroupBy != "" {
-			c.group, _ = expand(t.GroupBy, func(k string) (string, bool) { return keyValue(k, pod, spec) })
+			c.group, _ = expr.Expand(t.GroupBy, func(k string) (string, bool) { return expr.Value(k, pod, spec) })
 		}
 		if b, err = s.chooseBalloon(t, c); err != nil {
 			return nil, err

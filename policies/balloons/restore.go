@@ -8,6 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -78,7 +79,7 @@ func (s *state) restore(rs *abi.RestoreState) {
 			inst = bySet[k]
 		}
 		if t.GroupBy != "" {
-			c.group, _ = expand(t.GroupBy, func(k string) (string, bool) { return keyValue(k, pod, spec) })
+			c.group, _ = expr.Expand(t.GroupBy, func(k string) (string, bool) { return expr.Value(k, pod, spec) })
 		}
 		c.hideHT = t.hideHT
 		if v, ok := boolAnnotation(pod, spec, keyHideHyperthreads); ok {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
@@ -94,7 +95,7 @@ func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
 	s.available = ix.online
 	if a := cfg.AvailableResources.CPU; a != nil {
 		set := a.Set
-		if a.Exclude {
+		if a.Kind == quantity.ExcludeCPUSet {
 			set = ix.online.Difference(a.Set)
 		} else if out := set.Difference(ix.online); !out.IsEmpty() {
 			return nil, policyconfig.Errorf(field("availableResources", "cpu"), "CPUs %s are not online (online: %s)", out, ix.online)
@@ -226,12 +227,12 @@ func (s *state) resolveReserved() error {
 	t.Namespaces = append(t.Namespaces, s.cfg.ReservedPoolNamespaces...)
 	amount := s.cfg.ReservedResources.CPU
 	if amount == nil {
-		amount = &CPUAmount{Milli: 750}
+		amount = &quantity.CPUAmount{Kind: quantity.Quantity, Milli: 750}
 	}
 	f := field("reservedResources", "cpu")
-	if amount.isSet() {
+	if amount.IsSet() {
 		set := amount.Set
-		if amount.Exclude {
+		if amount.Kind == quantity.ExcludeCPUSet {
 			set = s.available.Difference(set)
 		}
 		if out := set.Difference(s.available); !out.IsEmpty() {

@@ -1,7 +1,6 @@
 package balloons
 
 import (
-	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/topology"
 )
 
 // cpuInfo is what allocation needs to know about one online CPU. The group
@@ -19,8 +19,10 @@ type cpuInfo struct {
 	coreType                 abi.CoreType
 }
 
-// topoIndex indexes the topology Init carried.
+// topoIndex indexes the topology Init carried: the kit's index (nodes,
+// distances, caches, devices) and the group keys allocation walks.
 type topoIndex struct {
+	*topology.Index
 	cpus   []cpuInfo // by CPU id; only the online ones are filled in
 	online cpuset.Set
 	// isIsolated marks the isolated CPUs, by id.
@@ -32,17 +34,8 @@ type topoIndex struct {
 	isolated  cpuset.Set
 	// cores lists each core's threads, by core key.
 	cores [][]uint32
-	nodes map[uint32]*abi.NUMANode
-	// nodeIDs are the nodes, sorted; cpuNodes those with CPUs.
-	nodeIDs  []uint32
-	nodeCPUs map[uint32]cpuset.Set
 	// nodeIDsOf are each node's CPUs, sorted, by node id.
 	nodeIDsOf [][]uint32
-	// pci and net are the CPUs close to each PCI device (by address) and
-	// network interface (by name).
-	pci, net map[string]cpuset.Set
-	// caches are the topology's caches, for cache paths (cacheCPUs).
-	caches []cacheInfo
 	// dims are how many cores, L2 caches, nodes, dies and packages the
 	// group keys range over.
 	dims struct{ core, l2, node, die, pkg int }
@@ -53,17 +46,12 @@ type topoIndex struct {
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
-	if len(t.GetCpus()) == 0 {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "the topology lists no online CPU")
+	kit, err := topology.New(t)
+	if err != nil {
+		return nil, err
 	}
-	maxID := uint32(0)
-	for _, c := range t.GetCpus() {
-		maxID = max(maxID, c.Id)
-	}
-	if maxID >= 1<<20 {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "CPU id %d is out of range", maxID)
-	}
-	ix := &topoIndex{cpus: make([]cpuInfo, maxID+1), nodes: map[uint32]*abi.NUMANode{}, nodeCPUs: map[uint32]cpuset.Set{}}
+	maxID := kit.MaxID()
+	ix := &topoIndex{Index: kit, cpus: make([]cpuInfo, maxID+1), isIsolated: make([]bool, maxID+1)}
 	l2 := map[uint32]bool{}
 	for _, c := range t.GetCaches() {
 		if c.Level == 2 {
@@ -78,20 +66,20 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		m[k] = int32(len(m))
 		return m[k]
 	}
-	var online, isolated []uint32
-	perNode := map[uint32][]uint32{}
-	for _, c := range t.GetCpus() {
-		first := c.Id
-		if sib := c.GetThreadSiblings(); len(sib) > 0 {
-			first = min(sib[0], c.Id)
-		}
-		d, ok := dies[[2]uint32{c.PackageId, c.DieId}]
+	cpuNodes := map[uint32]bool{}
+	ix.online, ix.isolated = kit.Online(), kit.Isolated()
+	ix.onlineIDs = ix.online.Sorted()
+	online := ix.onlineIDs
+	for _, tc := range t.GetCpus() { // topology order numbers the group keys
+		id := tc.Id
+		c, _ := kit.CPU(id)
+		d, ok := dies[[2]uint32{c.Package, c.Die}]
 		if !ok {
 			d = int32(len(dies))
-			dies[[2]uint32{c.PackageId, c.DieId}] = d
+			dies[[2]uint32{c.Package, c.Die}] = d
 		}
-		info := cpuInfo{pkg: int32(c.PackageId), die: d, node: int32(c.NumaNode), core: key(cores, first), l2: -1, coreType: c.CoreType}
-		for _, id := range c.GetCacheIds() {
+		info := cpuInfo{pkg: int32(c.Package), die: d, node: int32(c.Node), core: key(cores, c.Core), l2: -1, coreType: c.CoreType}
+		for _, id := range c.CacheIDs {
 			if l2[id] {
 				info.l2 = key(l2s, id)
 			}
@@ -99,20 +87,11 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		if int(info.core) == len(ix.cores) {
 			ix.cores = append(ix.cores, nil)
 		}
-		ix.cores[info.core] = append(ix.cores[info.core], c.Id)
-		ix.cpus[c.Id] = info
-		online = append(online, c.Id)
-		perNode[c.NumaNode] = append(perNode[c.NumaNode], c.Id)
-		if c.Isolated {
-			isolated = append(isolated, c.Id)
-		}
-		if ix.isIsolated == nil {
-			ix.isIsolated = make([]bool, maxID+1)
-		}
-		ix.isIsolated[c.Id] = c.Isolated
+		ix.cores[info.core] = append(ix.cores[info.core], id)
+		ix.cpus[id] = info
+		cpuNodes[c.Node] = true
+		ix.isIsolated[id] = c.Isolated
 	}
-	ix.online, ix.isolated = cpuset.New(online...), cpuset.New(isolated...)
-	ix.onlineIDs = ix.online.Sorted()
 	ix.dims.core, ix.dims.l2, ix.dims.die = len(cores), len(l2s), len(dies)
 	for _, id := range online {
 		ix.dims.node = max(ix.dims.node, int(ix.cpus[id].node)+1)
@@ -122,18 +101,10 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "NUMA node or package id out of range")
 	}
 	ix.scratch = ix.newCounts()
-	defer ix.indexDevices(t)
 	ix.nodeIDsOf = make([][]uint32, ix.dims.node)
-	for n, ids := range perNode {
-		ix.nodeCPUs[n] = cpuset.New(ids...)
-		ix.nodeIDsOf[n] = ix.nodeCPUs[n].Sorted()
+	for n := range cpuNodes {
+		ix.nodeIDsOf[n] = kit.NodeCPUs(n).Sorted()
 	}
-	var ids []uint32
-	for _, n := range t.GetNumaNodes() {
-		ix.nodes[n.Id] = n
-		ids = append(ids, n.Id)
-	}
-	ix.nodeIDs = cpuset.New(ids...).Sorted()
 	ix.groups = map[Level]map[int32]cpuset.Set{}
 	for _, lvl := range []Level{LevelSystem, LevelPackage, LevelDie, LevelNUMA, LevelL2Cache, LevelCore} {
 		byKey := map[int32][]uint32{}
@@ -186,19 +157,6 @@ func (ix *topoIndex) within(lvl Level, cpus cpuset.Set) (cpuset.Set, []int32) {
 	return out, keys
 }
 
-// singleThreads keeps one thread, the lowest, of each core in cpus.
-func (ix *topoIndex) singleThreads(cpus cpuset.Set) cpuset.Set {
-	seen := map[int32]bool{}
-	var ids []uint32
-	for _, id := range cpus.Sorted() {
-		if k := ix.cpus[id].core; !seen[k] {
-			seen[k] = true
-			ids = append(ids, id)
-		}
-	}
-	return cpuset.New(ids...)
-}
-
 // nodesOf are the NUMA nodes of cpus. Up to 64 nodes they are collected
 // in a bit mask: one pass, nothing to sort.
 func (ix *topoIndex) nodesOf(cpus cpuset.Set) cpuset.Set {
@@ -218,15 +176,6 @@ func (ix *topoIndex) nodesOf(cpus cpuset.Set) cpuset.Set {
 		if n := uint32(ix.cpus[id].node); len(ids) == 0 || ids[len(ids)-1] != n {
 			ids = append(ids, n)
 		}
-	}
-	return cpuset.New(ids...)
-}
-
-// packagesOf are the packages of cpus.
-func (ix *topoIndex) packagesOf(cpus cpuset.Set) cpuset.Set {
-	var ids []uint32
-	for _, id := range cpus.Sorted() {
-		ids = append(ids, uint32(ix.cpus[id].pkg))
 	}
 	return cpuset.New(ids...)
 }
@@ -373,137 +322,29 @@ func isHex(s string, least, most int) bool {
 	return true
 }
 
-// indexDevices records the CPUs close to each PCI device (its local CPUs,
-// else its NUMA node's) and network interface (its NUMA node's, else its
-// PCI device's), and the caches. Every device the topology lists is
-// recorded, with no CPUs where the topology gives it no affinity.
-func (ix *topoIndex) indexDevices(t *abi.Topology) {
-	ix.pci, ix.net = map[string]cpuset.Set{}, map[string]cpuset.Set{}
-	for _, p := range t.GetPciDevices() {
-		switch {
-		case len(p.LocalCpus) > 0:
-			ix.pci[p.Address] = ix.online.Intersection(cpuset.New(p.LocalCpus...))
-		case p.NumaNode != nil:
-			ix.pci[p.Address] = ix.nodeCPUs[*p.NumaNode]
-		default:
-			ix.pci[p.Address] = cpuset.Set{}
-		}
-	}
-	for _, n := range t.GetNetworkInterfaces() {
-		switch {
-		case n.NumaNode != nil:
-			ix.net[n.Name] = ix.nodeCPUs[*n.NumaNode]
-		case n.PciAddress != "":
-			ix.net[n.Name] = ix.pci[n.PciAddress]
-		default:
-			ix.net[n.Name] = cpuset.Set{}
-		}
-	}
-	ix.caches = make([]cacheInfo, 0, len(t.GetCaches()))
-	for _, c := range t.GetCaches() {
-		// Filtered id by id: intersecting each cache with all online CPUs
-		// would cost caches × CPUs (tens of millions of steps on 4,096 CPUs).
-		online := make([]uint32, 0, len(c.Cpus))
-		for _, id := range c.Cpus {
-			if ix.online.Contains(id) {
-				online = append(online, id)
-			}
-		}
-		if cpus := cpuset.New(online...); !cpus.IsEmpty() {
-			ix.caches = append(ix.caches, cacheInfo{level: c.Level, order: cacheTypeOrder(c.Type), first: slices.Min(online), cpus: cpus})
-		}
-	}
-}
-
-// cacheInfo is one cache of the topology.
-type cacheInfo struct {
-	level uint32
-	order int    // cacheTypeOrder
-	first uint32 // its lowest CPU
-	cpus  cpuset.Set
-}
-
-// cacheTypeOrder ranks cache types within a level the way the kernel
-// numbers a CPU's cache/indexM entries: data before instruction (the split
-// L1), then unified; a cache of unknown type last.
-func cacheTypeOrder(t abi.CacheType) int {
-	switch t {
-	case abi.CacheType_CACHE_TYPE_DATA:
-		return 0
-	case abi.CacheType_CACHE_TYPE_INSTRUCTION:
-		return 1
-	case abi.CacheType_CACHE_TYPE_UNIFIED:
-		return 2
-	}
-	return 3
-}
-
-// cacheCPUs are the CPUs sharing /sys/devices/system/cpu/cpuN/cache/indexM;
-// false when CPU N is offline or has fewer than M+1 caches.
-//
-// The topology does not carry sysfs' index numbers, so they are rebuilt:
-// the caches listing CPU N, ordered by level, then data, instruction,
-// unified (cacheTypeOrder), then first CPU, are its index0, index1, ….
-// That is how the kernel numbers them on x86 (cpuid leaf 4 enumerates L1d,
-// L1i, L2, L3: index0-3) and arm64 (level by level, a split level data
-// first). It assumes every cache the kernel lists for the CPU is in the
-// topology and that a CPU has one cache per level and type; a kernel that
-// numbers otherwise would resolve indexM to another of the CPU's caches.
-func (ix *topoIndex) cacheCPUs(cpu, index uint32) (cpuset.Set, bool) {
-	var mine []*cacheInfo
-	for i := range ix.caches {
-		if c := &ix.caches[i]; c.cpus.Contains(cpu) {
-			mine = append(mine, c)
-		}
-	}
-	if int(index) >= len(mine) {
-		return cpuset.Set{}, false
-	}
-	slices.SortStableFunc(mine, func(a, b *cacheInfo) int {
-		return cmp.Or(cmp.Compare(a.level, b.level), cmp.Compare(a.order, b.order), cmp.Compare(a.first, b.first))
-	})
-	return mine[index].cpus, true
-}
-
 // deviceCPUs are the CPUs close to a device; false when the node has no
 // such device (an empty set and true: it has it, with no CPU affinity).
 func (ix *topoIndex) deviceCPUs(d device) (cpuset.Set, bool) {
 	switch d.kind {
 	case devPCI:
-		cpus, ok := ix.pci[d.name]
-		return cpus, ok
+		return ix.PCIDeviceCPUs(d.name)
 	case devNet:
-		cpus, ok := ix.net[d.name]
-		return cpus, ok
+		return ix.NetworkInterfaceCPUs(d.name)
 	case devNode:
-		cpus := ix.nodeCPUs[d.id]
-		return cpus, ix.nodes[d.id] != nil || !cpus.IsEmpty()
+		cpus := ix.NodeCPUs(d.id)
+		return cpus, ix.Node(d.id) != nil || !cpus.IsEmpty()
 	case devCPU:
 		return ix.online.Intersection(cpuset.New(d.id)), ix.online.Contains(d.id)
 	case devCache:
-		return ix.cacheCPUs(d.id, d.index)
+		c, ok := ix.CacheIndex(d.id, d.index)
+		return c.CPUs, ok
 	}
 	return cpuset.Set{}, false
 }
 
-// distance is the SLIT distance from node a to node b.
-func (ix *topoIndex) distance(a, b uint32) uint32 {
-	if n := ix.nodes[a]; n != nil {
-		for _, d := range n.GetDistances() {
-			if d.Node == b {
-				return d.Distance
-			}
-		}
-	}
-	if a == b {
-		return 10
-	}
-	return 255
-}
-
 // memKind names a node's memory as memoryTypes does.
 func (ix *topoIndex) memKind(n uint32) MemoryType {
-	switch ix.nodes[n].GetMemoryKind() {
+	switch ix.MemoryKind(n) {
 	case abi.MemoryKind_MEMORY_KIND_HBM:
 		return "HBM"
 	case abi.MemoryKind_MEMORY_KIND_PMEM, abi.MemoryKind_MEMORY_KIND_CXL:
@@ -568,17 +409,17 @@ func (ix *topoIndex) nodeMems(nodes cpuset.Set, types []MemoryType) cpuset.Set {
 	for _, n := range nodes.Sorted() {
 		best := map[MemoryType]uint32{}
 		var picks []uint32
-		for _, m := range ix.nodeIDs {
-			if ix.nodes[m].GetMemoryBytes() == 0 || !allowed(m) {
+		for _, m := range ix.NodeIDs() {
+			if !ix.HasMemory(m) || !allowed(m) {
 				continue
 			}
-			k, d := ix.memKind(m), ix.distance(n, m)
+			k, d := ix.memKind(m), ix.Distance(n, m)
 			if b, ok := best[k]; !ok || d < b {
 				best[k] = d
 			}
 		}
-		for _, m := range ix.nodeIDs {
-			if b, ok := best[ix.memKind(m)]; ok && ix.nodes[m].GetMemoryBytes() > 0 && allowed(m) && ix.distance(n, m) == b {
+		for _, m := range ix.NodeIDs() {
+			if b, ok := best[ix.memKind(m)]; ok && ix.HasMemory(m) && allowed(m) && ix.Distance(n, m) == b {
 				picks = append(picks, m)
 			}
 		}

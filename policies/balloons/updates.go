@@ -19,7 +19,7 @@ func (s *state) pinning(b *balloon, hideHT bool, m memTypes) *pinned {
 	}
 	set := b.pinnable()
 	if hideHT {
-		set = s.ix.singleThreads(set)
+		set = s.ix.SingleThreads(set)
 	}
 	p := &pinned{}
 	switch {
@@ -90,7 +90,11 @@ type change struct {
 // of a dirty balloon whose CPUs or memory nodes changed, except skip (just
 // created: its adjustment says it). They come by balloon (type, then
 // instance) and, within one, by container id: deterministic, with no sort
-// of the whole answer.
+// of the whole answer. Consecutive containers given the same change travel
+// as one grouped update (ContainerUpdate.also_container_ids, ABI v1.1),
+// built here rather than folded afterwards: a balloon of 200 containers
+// costs one message and one slice of ids instead of 200 messages. The SDK
+// expands them for a host older than v1.1.
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.reshare()
 	slices.SortFunc(s.dirty, byTypeAndInstance)
@@ -106,27 +110,81 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 		}
 	}
 	s.clearDirty()
-	s.changed = changed
+	// Record the new lists, drop skip, and count the runs of one change.
+	all := changed
+	groups, n := 0, 0
+	for _, ch := range all {
+		if ch.cpus {
+			ch.c.cpus = ch.p.cpus
+		}
+		if ch.mems {
+			ch.c.mems = ch.p.mems
+		}
+		if ch.c.id == skip {
+			continue
+		}
+		if n == 0 || !changed[n-1].sameAs(ch) {
+			groups++
+		}
+		changed[n] = ch
+		n++
+	}
+	changed = changed[:n]
 	var out []*abi.ContainerUpdate
-	if n := len(changed); n > 0 {
-		// One allocation for all of them: each is a pointer into the slab.
-		slab := make([]abi.ContainerUpdate, n)
-		out = make([]*abi.ContainerUpdate, 0, n)
+	if groups > 0 {
+		// One allocation for the messages, one for all groups' ids.
+		slab := make([]abi.ContainerUpdate, groups)
+		ids := make([]string, n-groups)
+		out = make([]*abi.ContainerUpdate, groups)
+		k := -1
 		for i, ch := range changed {
-			u := &slab[i]
-			u.ContainerId = ch.c.id
-			if ch.cpus {
-				u.CpusetCpus, ch.c.cpus = ch.p.cpus, ch.p.cpus
+			if i > 0 && changed[i-1].sameAs(ch) {
+				u := out[k]
+				u.AlsoContainerIds = append(u.AlsoContainerIds, ch.c.id)
+				continue
 			}
-			if ch.mems {
-				u.CpusetMems, ch.c.mems = ch.p.mems, ch.p.mems
+			if k >= 0 {
+				ids = ids[len(out[k].AlsoContainerIds):]
 			}
-			if ch.c.id != skip {
-				out = append(out, u)
+			k++
+			u := &slab[k]
+			out[k] = u
+			u.ContainerId, u.AlsoContainerIds = ch.c.id, ids[:0:len(ids)]
+			u.CpusetCpus, u.CpusetMems = ch.lists()
+		}
+		for _, u := range out {
+			u.AlsoContainerIds = slices.Clip(u.AlsoContainerIds)
+			if len(u.AlsoContainerIds) == 0 {
+				u.AlsoContainerIds = nil
 			}
 		}
 	}
-	clear(s.changed)
-	s.changed = s.changed[:0]
+	clear(all)
+	s.changed = all[:0]
 	return out
 }
+
+// lists are the cpuset_cpus and cpuset_mems ch sends ("" for a list that
+// does not change).
+func (ch change) lists() (cpus, mems string) {
+	if ch.cpus {
+		cpus = ch.p.cpus
+	}
+	if ch.mems {
+		mems = ch.p.mems
+	}
+	return cpus, mems
+}
+
+// sameAs tells whether ch makes the same change as d: the same lists,
+// compared as abi.FoldUpdates does (one pointer comparison when both come
+// from one pinning, the bytes otherwise).
+func (d change) sameAs(ch change) bool {
+	dc, dm := d.lists()
+	cc, cm := ch.lists()
+	return sameList(dc, cc) && sameList(dm, cm)
+}
+
+// sameList is a == b, answered without reading the bytes when both are one
+// string in memory.
+func sameList(a, b string) bool { return sameString(a, b) || a == b }

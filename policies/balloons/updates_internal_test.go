@@ -1,8 +1,13 @@
 package balloons
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 func TestListCompare(t *testing.T) {
@@ -26,5 +31,68 @@ func TestListCompare(t *testing.T) {
 		if got := l.changed(tc.held, tc.next); got != tc.want {
 			t.Errorf("%s: changed = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestUpdatesGrouped: a resize of a balloon answers one grouped update for
+// its containers that get the same lists (the one just created left out:
+// its adjustment says it), and a host older than ABI v1.1 gets them
+// expanded, one update per container, by the SDK.
+func TestUpdatesGrouped(t *testing.T) {
+	const config = "reservedResources: {cpu: 1}\n"
+	topo := discovered(t, topologytest.N4C16())
+	pod := &abi.PodSandbox{Id: "pod", Namespace: "default"}
+	spec := func(id string) *abi.Container {
+		return &abi.Container{Id: id, PodSandboxId: pod.Id, Name: id, Resources: &abi.Resources{CpuRequestMilli: 1000}}
+	}
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: topo}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: spec(id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: spec("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := resp.Adjustment.CpusetCpus
+	want := []*abi.ContainerUpdate{{ContainerId: "a", AlsoContainerIds: []string{"b", "c"}, CpusetCpus: cpus, CpusetMems: resp.Adjustment.CpusetMems}}
+	if len(resp.Updates) != 1 || !resp.Updates[0].EqualVT(want[0]) || cap(resp.Updates[0].AlsoContainerIds) != 2 {
+		t.Fatalf("updates = %v, want %v", resp.Updates, want)
+	}
+
+	// The same through the SDK for a v1.0 host: one update per container.
+	d, err := policy.NewDispatcher(New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(m abi.Method, req interface{ MarshalVT() ([]byte, error) }) *abi.Response {
+		raw, err := req.MarshalVT()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := d.Dispatch(m, raw)
+		if r.GetError() != nil {
+			t.Fatalf("%v: %v", m, r.GetError())
+		}
+		return r
+	}
+	call(abi.Method_METHOD_INIT, &abi.InitRequest{Config: []byte(config), Topology: topo, HostAbiMinor: 0})
+	for _, id := range []string{"a", "b", "c"} {
+		call(abi.Method_METHOD_CREATE_CONTAINER, &abi.CreateContainerRequest{Pod: pod, Container: spec(id)})
+	}
+	got := call(abi.Method_METHOD_CREATE_CONTAINER, &abi.CreateContainerRequest{Pod: pod, Container: spec("d")}).GetCreateContainer().GetUpdates()
+	var ids []string
+	for _, u := range got {
+		if len(u.AlsoContainerIds) > 0 || u.CpusetCpus != cpus {
+			t.Errorf("v1.0 host got %v, want plain updates to %s", u, cpus)
+		}
+		ids = append(ids, u.ContainerId)
+	}
+	if !slices.Equal(ids, []string{"a", "b", "c"}) {
+		t.Errorf("v1.0 host updated %v, want [a b c]", ids)
 	}
 }

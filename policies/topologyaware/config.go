@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
@@ -15,10 +16,10 @@ import (
 type Config struct {
 	// ReservedCPU is reservedResources.cpu: the CPUs of kube-system and the
 	// reservedPoolNamespaces. Default 750m, as nri-plugins' Helm chart.
-	ReservedCPU CPUAmount
+	ReservedCPU quantity.CPUAmount
 	// AvailableCPU is availableResources.cpu: the CPUs the policy hands out.
 	// Absent means every online CPU.
-	AvailableCPU CPUAmount
+	AvailableCPU quantity.CPUAmount
 	// ReservedPoolNamespaces are namespace globs (path.Match) placed on the
 	// reserved CPUs, besides kube-system.
 	ReservedPoolNamespaces []string
@@ -35,6 +36,14 @@ type Config struct {
 	// "numa") whose pools Burstable containers without a CPU limit prefer.
 	// Default "package", as nri-plugins' CRD.
 	UnlimitedBurstable string
+	// ColocatePods gives each container without affinity annotations an
+	// affinity of weight 10 to the other containers of its pod, as
+	// nri-plugins' colocatePods. Default false.
+	ColocatePods bool
+	// ColocateNamespaces gives each container without affinity annotations
+	// an affinity of weight 10 to the containers of its namespace, as
+	// nri-plugins' colocateNamespaces. Default false.
+	ColocateNamespaces bool
 	// DRA is dra.enabled (ours, not nri-plugins'): publish one DRA device
 	// per NUMA node and allocate CPU claims. Default false.
 	DRA bool
@@ -43,7 +52,7 @@ type Config struct {
 // DefaultConfig is the configuration an empty config means.
 func DefaultConfig() Config {
 	return Config{
-		ReservedCPU:        CPUAmount{Kind: AmountQuantity, Milli: 750},
+		ReservedCPU:        quantity.CPUAmount{Kind: quantity.Quantity, Milli: 750},
 		PreferIsolatedCPUs: true,
 		PinCPU:             true,
 		PinMemory:          true,
@@ -63,11 +72,13 @@ type document struct {
 	PinCPU                 *bool        `json:"pinCPU"`
 	PinMemory              *bool        `json:"pinMemory"`
 	UnlimitedBurstable     *levelName   `json:"unlimitedBurstable"`
+	ColocatePods           *bool        `json:"colocatePods"`
+	ColocateNamespaces     *bool        `json:"colocateNamespaces"`
 	DRA                    draDoc       `json:"dra"`
 }
 
 type resourcesDoc struct {
-	CPU *CPUAmount `json:"cpu"`
+	CPU *quantity.CPUAmount `json:"cpu"`
 }
 
 type draDoc struct {
@@ -93,8 +104,6 @@ func (document) RestrictedFields() map[string]policyconfig.Restriction {
 		return policyconfig.Restriction{Accept: accept, Why: why}
 	}
 	return map[string]policyconfig.Restriction{
-		"colocatePods":               none("co-locating a pod's containers is not implemented", false),
-		"colocateNamespaces":         none("co-locating a namespace's containers is not implemented", false),
 		"defaultCPUPriority":         none("CPU priorities (core kinds, cpufreq) are not read from sysfs", "none", ""),
 		"cpuClasses":                 none("CPU classes (frequency and uncore limits) are not applied", []any{}),
 		"sharedPoolCPUClass":         none("CPU classes are not applied", ""),
@@ -121,32 +130,10 @@ func (l *levelName) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("want a topology level, got %s", b)
 	}
-	switch s {
-	case "system", "package", "die", "numa":
-		*l = levelName(s)
-		return nil
-	case "l3cache":
-		return fmt.Errorf("%q: L3 cache pools are not built by this policy (want system, package, die or numa)", s)
+	if _, ok := levelByName(s); !ok {
+		return fmt.Errorf("%q: want system, package, die, numa or l3cache", s)
 	}
-	return fmt.Errorf("%q: want system, package, die or numa", s)
-}
-
-// UnmarshalJSON implements json.Unmarshaler: a quantity (string or number),
-// "cpuset:LIST" or "exclude-cpuset:LIST".
-func (a *CPUAmount) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return fmt.Errorf("want a string or number, got %s", b)
-		}
-		s = n.String()
-	}
-	v, err := parseCPUAmount(s)
-	if err != nil {
-		return err
-	}
-	*a = v
+	*l = levelName(s)
 	return nil
 }
 
@@ -184,6 +171,7 @@ func ParseConfig(raw []byte) (Config, error) {
 	}{
 		{doc.PreferIsolatedCPUs, &cfg.PreferIsolatedCPUs}, {doc.PreferSharedCPUs, &cfg.PreferSharedCPUs},
 		{doc.PinCPU, &cfg.PinCPU}, {doc.PinMemory, &cfg.PinMemory}, {doc.DRA.Enabled, &cfg.DRA},
+		{doc.ColocatePods, &cfg.ColocatePods}, {doc.ColocateNamespaces, &cfg.ColocateNamespaces},
 	} {
 		if b.in != nil {
 			*b.out = *b.in

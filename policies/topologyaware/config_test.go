@@ -7,6 +7,7 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -20,12 +21,12 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{"null", "null", func(c topologyaware.Config) bool { return c.ReservedCPU.Milli == 750 }},
 		{"yaml", "reservedResources:\n  cpu: 2\npinCPU: false\npreferSharedCPUs: true\n", func(c topologyaware.Config) bool {
-			return c.ReservedCPU.Kind == topologyaware.AmountQuantity && c.ReservedCPU.Milli == 2000 && !c.PinCPU && c.PreferSharedCPUs
+			return c.ReservedCPU.Kind == quantity.Quantity && c.ReservedCPU.Milli == 2000 && !c.PinCPU && c.PreferSharedCPUs
 		}},
 		{"json", `{"reservedResources":{"cpu":"cpuset:0-1"},"availableResources":{"cpu":"exclude-cpuset:15"},"preferIsolatedCPUs":false}`,
 			func(c topologyaware.Config) bool {
-				return c.ReservedCPU.Kind == topologyaware.AmountCPUSet && c.ReservedCPU.Set.String() == "0-1" &&
-					c.AvailableCPU.Kind == topologyaware.AmountExcludeCPUSet && c.AvailableCPU.String() == "exclude-cpuset:15" && !c.PreferIsolatedCPUs
+				return c.ReservedCPU.Kind == quantity.CPUSet && c.ReservedCPU.Set.String() == "0-1" &&
+					c.AvailableCPU.Kind == quantity.ExcludeCPUSet && c.AvailableCPU.String() == "exclude-cpuset:15" && !c.PreferIsolatedCPUs
 			}},
 		{"dra", "dra: {enabled: true}", func(c topologyaware.Config) bool { return c.DRA }},
 		{"quantities", "reservedResources: {cpu: 0.5}", func(c topologyaware.Config) bool { return c.ReservedCPU.Milli == 500 }},
@@ -52,7 +53,7 @@ func TestBadConfig(t *testing.T) {
 	}{
 		{"unknown field", "Desktop1Socket", "reservedResource:\n  cpu: 1\n", "config.reservedResource"},
 		{"unknown nested field", "Desktop1Socket", "reservedResources:\n  cpus: 1\n", "config.reservedResources.cpus"},
-		{"unsupported nri-plugins field", "Desktop1Socket", "colocatePods: true\n", "config.colocatePods"},
+		{"unsupported nri-plugins field", "Desktop1Socket", "defaultCPUPriority: high\n", "config.defaultCPUPriority"},
 		{"memory reservation", "Desktop1Socket", "reservedResources:\n  memory: 1G\n", "config.reservedResources.memory"},
 		{"malformed cpuset", "Desktop1Socket", "reservedResources:\n  cpu: cpuset:0-x\n", "config.reservedResources.cpu"},
 		{"reversed cpuset", "Desktop1Socket", "availableResources:\n  cpu: cpuset:7-3\n", "config.availableResources.cpu"},

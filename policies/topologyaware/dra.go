@@ -6,6 +6,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 )
 
 // DRA: one device per NUMA node with grantable CPUs, as
@@ -31,14 +32,16 @@ const (
 type nodeDevice struct {
 	name string
 	node uint32
-	cpus cpuset.Set // its grantable CPUs: available − reserved − isolated
+	cpus cpuset.Set // its grantable CPUs: (sharable ∪ isolated) − reserved
 }
 
 // buildDevices lists a device for every NUMA node with grantable CPUs, in
-// node order.
+// node order. Isolated CPUs count, as nri-plugins counts a node's isolated
+// and sharable CPUs less the reserved ones: a claim's CPUs are exclusive,
+// which is what isolated CPUs are for.
 func (s *state) buildDevices() {
 	byNode := map[uint32][]uint32{}
-	for _, id := range s.pools[0].sharable.Sorted() {
+	for _, id := range s.pools[0].sharable.Union(s.res.isolated.Difference(s.res.reserved)).Sorted() {
 		n := s.ix.cpus[id].node
 		byNode[n] = append(byNode[n], id)
 	}
@@ -95,7 +98,7 @@ func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error)
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, fieldClaimUID, "empty claim uid")
 	}
 	if old := s.claims[spec.GetUid()]; old != nil {
-		if !sameResults(old.spec, spec) {
+		if !abi.SameResults(old.spec, spec) {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimResult,
 				"claim %s is allocated already, with other results", spec.GetUid())
 		}
@@ -129,7 +132,7 @@ func (s *state) parseResults(spec *abi.Claim) ([]int, error) {
 		}
 		want[i] = 1
 		if q, ok := res.GetConsumedCapacity()[capacityCPU]; ok {
-			milli, err := parseMilliCPU(q)
+			milli, err := quantity.ParseMilliCPU(q)
 			if err != nil || milli < 1000 || milli%1000 != 0 {
 				return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field+".consumed_capacity",
 					"%s = %q: want a whole number of CPUs, at least 1", capacityCPU, q)
@@ -168,20 +171,6 @@ func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 	}
 	s.dropClaim(c)
 	return &abi.ReleaseResponse{Updates: s.updates("")}, nil
-}
-
-// sameResults tells whether two claims name the same allocation results.
-func sameResults(a, b *abi.Claim) bool {
-	ra, rb := a.GetResults(), b.GetResults()
-	if len(ra) != len(rb) {
-		return false
-	}
-	for i := range ra {
-		if !ra[i].EqualVT(rb[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // cpuCapacity is n whole CPUs, claimed one or more at a time: a range with

@@ -34,6 +34,17 @@ var smallMachines = []struct {
 	{"TwoCPU", func() topologytest.Machine {
 		return topologytest.Machine{Sockets: 1, CoresPerNode: 2, ThreadsPerCore: 1, MemPerNodeGiB: 4}
 	}},
+	{"TwoL3", func() topologytest.Machine {
+		return topologytest.Machine{Sockets: 1, CoresPerNode: 8, ThreadsPerCore: 2, L3PerNode: 2, MemPerNodeGiB: 16}
+	}},
+	{"HBMAndPMEM", func() topologytest.Machine {
+		return topologytest.Machine{Sockets: 2, CoresPerNode: 4, ThreadsPerCore: 1, MemPerNodeGiB: 16,
+			CPULessNodes: []topologytest.CPULessNode{
+				{Kind: abi.MemoryKind_MEMORY_KIND_HBM, Socket: 0, SizeGiB: 16},
+				{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 0, SizeGiB: 64},
+				{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 64},
+			}}
+	}},
 }
 
 var (
@@ -119,6 +130,7 @@ type spec struct {
 	annotations map[string]string
 	cdi         []string
 	env         []*abi.KeyValue
+	pod, name   string // pod and container name; default "pod-"+id and "c"
 }
 
 func guaranteed(id string, milli int64) spec {
@@ -133,7 +145,10 @@ func bestEffort(id string) spec {
 func system(id string, milli int64) spec {
 	return spec{id: id, ns: "kube-system", qos: abi.QOSClass_QOS_CLASS_BURSTABLE, milli: milli}
 }
-func (s spec) in(ns string) spec        { s.ns = ns; return s }
+func (s spec) in(ns string) spec { s.ns = ns; return s }
+
+// of makes the container name of pod pod (one pod object per name).
+func (s spec) of(pod, name string) spec { s.pod, s.name = pod, name; return s }
 func (s spec) limited(milli int64) spec { s.limit = milli; return s }
 func (s spec) with(k, v string) spec {
 	a := map[string]string{k: v}
@@ -146,7 +161,11 @@ func (s spec) with(k, v string) spec {
 
 func (s spec) request() *abi.CreateContainerRequest {
 	pod := &abi.PodSandbox{Id: "pod-" + s.id, Uid: "uid-" + s.id, Name: "pod-" + s.id, Namespace: s.ns, QosClass: s.qos, Annotations: s.annotations}
-	c := &abi.Container{Id: s.id, PodSandboxId: pod.Id, Name: "c", Namespace: s.ns, QosClass: s.qos,
+	name := "c"
+	if s.pod != "" {
+		pod.Id, pod.Uid, pod.Name, name = "pod-"+s.pod, "uid-"+s.pod, s.pod, s.name
+	}
+	c := &abi.Container{Id: s.id, PodSandboxId: pod.Id, Name: name, Namespace: s.ns, QosClass: s.qos,
 		State: abi.ContainerState_CONTAINER_STATE_CREATED, Resources: &abi.Resources{CpuRequestMilli: s.milli, CpuLimitMilli: s.limit}, CdiDevices: s.cdi, Env: s.env}
 	return &abi.CreateContainerRequest{Pod: pod, Container: c}
 }

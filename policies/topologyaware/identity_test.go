@@ -69,7 +69,7 @@ var identityScenarios = []struct {
 
 // badConfigScenario: refusals of Init and Reconfigure, and of bad claims.
 func badConfigScenario(t *testing.T, open opener, machine string) {
-	for _, cfg := range []string{"reservedResource:\n  cpu: 1\n", "colocatePods: true\n", "reservedResources:\n  cpu: cpuset:0-x\n",
+	for _, cfg := range []string{"reservedResource:\n  cpu: 1\n", "colocatePods: maybe\n", "reservedResources:\n  cpu: cpuset:0-x\n",
 		"availableResources:\n  cpu: cpuset:0-8191\n", "dra: {enabled: maybe}\n", "a: [1\n"} {
 		if _, err := open(t, machine, cfg, nil); err == nil {
 			t.Errorf("config %q accepted", cfg)
@@ -110,4 +110,17 @@ func TestNativeAndWasmAgree(t *testing.T) {
 		}
 	}
 	t.Logf("%d calls compared", total)
+}
+
+// nativeAndWasm runs a feature's scenario natively, then natively and
+// through the built-in .wasm at once, comparing every answer.
+func nativeAndWasm(t *testing.T, scenario func(t *testing.T, open opener)) {
+	t.Run("native", func(t *testing.T) { scenario(t, tryHarness) })
+	t.Run("wasm", func(t *testing.T) {
+		calls := 0
+		scenario(t, teeOpener(&calls))
+		if calls == 0 {
+			t.Errorf("no call compared")
+		}
+	})
 }

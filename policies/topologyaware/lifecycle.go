@@ -95,7 +95,7 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 		}
 	}
 	var updates []*abi.ContainerUpdate
-	for _, u := range p.st.updates("") {
+	for _, u := range p.st.plainUpdates("") {
 		if pu := placed[u.ContainerId]; pu != nil {
 			pu.CpusetCpus = u.CpusetCpus
 			continue

@@ -29,8 +29,23 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	if err != nil {
 		return nil, err
 	}
+	kinds := s.ix.memKindsOf(pod, spec)
+	affs, err := s.cfg.affinities(pod, spec)
+	if err != nil {
+		return nil, err
+	}
+	// byAffinity is an order with the pools c has affinity to first, then
+	// those with the memory kinds it asks for.
+	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
+	if byPool, any := s.poolAffinities(affs, c.id); any {
+		scores := s.affinityScores(byPool)
+		byAffinity = func(next order) order { return withAffinity(scores, s.withMemKinds(kinds, next)) }
+	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
+		if err := s.shareWith(c, req.pinMems); err != nil {
+			return nil, err
+		}
 		s.add(c)
 		return c, nil
 	}
@@ -56,7 +71,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		fits := func(p *pool) bool { return p.free() >= req.milli }
 		if h := s.named(hint); h != nil && fits(h) {
 			c.pool = h
-		} else if c.pool = s.choose(fits, s.sharedOrder(pod, spec)); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
+		} else if c.pool = s.choose(fits, byAffinity(s.sharedOrder(pod, spec))); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
 			// No shared CPU is left anywhere: a container that requests
 			// no CPU still starts, unpinned until shared CPUs come back,
 			// as nri-plugins leaves a grant with an empty cpuset
@@ -81,10 +96,15 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 			}
 		}
 		if req.isolate {
-			c.pool = s.choose(fits(true), byCapacity)
+			c.pool = s.choose(fits(true), byAffinity(byCapacity))
+		}
+		if c.pool == nil && req.requireIsolated {
+			// nri-plugins: resources.go verifyStrictCPUPreferences.
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
+				"%s: %d isolated CPUs required, at most %d free in any pool", keyRequireIsolated, req.cores, s.maxFreeIsolated())
 		}
 		if c.pool == nil {
-			c.pool = s.choose(fits(false), byCapacity)
+			c.pool = s.choose(fits(false), byAffinity(byCapacity))
 		}
 		if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
@@ -93,7 +113,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		c.cpus, c.cpusText = cpus, cpus.String()
 	}
 	if req.pinMems {
-		c.mems = c.pool.memsText
+		c.mems = s.memsFor(c.pool, kinds)
 	}
 	s.add(c)
 	return c, nil
@@ -155,7 +175,7 @@ func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container) order {
 		if lv, known := levelByName(v); known {
 			target = s.existingLevel(lv)
 		} else {
-			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die or numa", spec.GetId(), keyUnlimitedBurstable, v)
+			policy.Log.Warnf("container %s: ignoring annotation %s=%q: want system, package, die, numa or l3cache", spec.GetId(), keyUnlimitedBurstable, v)
 		}
 	}
 	return func(a, b *pool, free []int64) int {
@@ -184,24 +204,32 @@ func first(a bool) int {
 
 // choose returns the pool a container goes to: the first in order where fits
 // holds. fits is tried in that order, so the last call is the chosen pool.
+// The pools are not sorted: the first in order usually fits, so each try
+// takes the least of those left (a machine with L3 pools has over a hundred;
+// sorting them cost more than the rest of a decision). Every order ends on
+// the pool id, so the least is unique.
 func (s *state) choose(fits func(*pool) bool, cmpPools order) *pool {
-	order := make([]*pool, 0, len(s.pools))
-	free := make([]int64, len(s.pools))
-	before := func(a, b *pool) bool { return cmpPools(a, b, free) < 0 } // a is tried before b
-	// Insertion sort: a few dozen pools.
+	if len(s.free) != len(s.pools) {
+		s.free = make([]int64, len(s.pools))
+	}
+	free := s.free
 	for _, p := range s.pools {
 		free[p.id] = p.free()
-		i := len(order)
-		order = append(order, p)
-		for ; i > 0 && before(p, order[i-1]); i-- {
-			order[i] = order[i-1]
-		}
-		order[i] = p
 	}
-	for _, p := range order {
-		if fits(p) {
+	left := append(s.left[:0], s.pools...) // the pools outlive it: no need to clear
+	s.left = left
+	for len(left) > 0 {
+		best := 0
+		for i := 1; i < len(left); i++ {
+			if cmpPools(left[i], left[best], free) < 0 {
+				best = i
+			}
+		}
+		if p := left[best]; fits(p) {
 			return p
 		}
+		left[best] = left[len(left)-1]
+		left = left[:len(left)-1]
 	}
 	return nil
 }
@@ -240,6 +268,16 @@ func (s *state) named(name string) *pool {
 		}
 	}
 	return nil
+}
+
+// maxFreeIsolated is the most free isolated CPUs of any pool, for error
+// messages.
+func (s *state) maxFreeIsolated() int {
+	m := 0
+	for _, p := range s.pools {
+		m = max(m, p.isolated.Difference(s.exclusive).Size())
+	}
+	return m
 }
 
 // maxFree is the most free shared capacity of any pool, for error messages.

@@ -40,7 +40,10 @@ type request struct {
 	milli   int64 // the shared capacity it takes (shared, reserved: ≥ 1; mixed: the fraction)
 	cores   int   // exclusive CPUs (exclusive, mixed)
 	isolate bool  // exclusive CPUs from the isolated ones, if enough are free
-	pinMems bool  // answer cpuset_mems
+	// requireIsolated: require-isolated-cpus; without enough free isolated
+	// CPUs the container is refused rather than given others.
+	requireIsolated bool
+	pinMems         bool // answer cpuset_mems
 }
 
 const kubeSystem = "kube-system"
@@ -54,7 +57,9 @@ const kubeSystem = "kube-system"
 //   - Guaranteed with whole CPUs → exclusive, unless prefer-shared-cpus
 //     (annotation, else preferSharedCPUs). Isolated CPUs are preferred for
 //     a single CPU when preferIsolatedCPUs (or the annotation) says so, and
-//     for more CPUs only when annotated;
+//     for more CPUs only when annotated; require-isolated-cpus is
+//     prefer-isolated-cpus that refuses the container when not enough
+//     isolated CPUs are free;
 //   - Guaranteed above 1 CPU with a fraction → mixed: the whole CPUs
 //     exclusive, the fraction shared (never isolated), unless
 //     prefer-shared-cpus.
@@ -84,11 +89,12 @@ func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 		r.kind, r.cores, r.milli = kindMixed, int(milli/1000), milli%1000
 		return r
 	}
-	isolate, isolateSet := boolAnnotation(pod, c, keyPreferIsolatedCPUs)
+	isolate, isolateSet, strict := isolationPreference(pod, c)
 	if !isolateSet {
 		isolate = cfg.PreferIsolatedCPUs && milli == 1000
 	}
 	r.kind, r.cores, r.isolate = kindExclusive, int(milli/1000), isolate
+	r.requireIsolated = isolate && strict
 	return r
 }
 

@@ -2,6 +2,7 @@ package topologyaware
 
 import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 )
 
 // resources is a configuration resolved against the topology.
@@ -25,19 +26,19 @@ const (
 func resolve(cfg Config, ix *topoIndex) (resources, error) {
 	var r resources
 	switch a := cfg.AvailableCPU; a.Kind {
-	case AmountAbsent:
+	case quantity.Absent:
 		r.available = ix.online
-	case AmountCPUSet:
+	case quantity.CPUSet:
 		if out := a.Set.Difference(ix.online); !out.IsEmpty() {
 			return r, configError(fieldAvailable, "CPUs %s are not online (online: %s)", out, ix.online)
 		}
 		r.available = a.Set
-	case AmountExcludeCPUSet:
+	case quantity.ExcludeCPUSet:
 		if out := a.Set.Difference(ix.online); !out.IsEmpty() {
 			return r, configError(fieldAvailable, "CPUs %s are not online (online: %s)", out, ix.online)
 		}
 		r.available = ix.online.Difference(a.Set)
-	case AmountQuantity:
+	case quantity.Quantity:
 		if a.Milli%1000 != 0 || a.Milli == 0 {
 			return r, configError(fieldAvailable, "%s: available CPU must be a whole number of CPUs or a cpuset", a)
 		}
@@ -53,9 +54,9 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 	r.isolated = r.available.Intersection(ix.isolated)
 
 	switch a := cfg.ReservedCPU; a.Kind {
-	case AmountCPUSet, AmountExcludeCPUSet:
+	case quantity.CPUSet, quantity.ExcludeCPUSet:
 		r.reserved = a.Set
-		if a.Kind == AmountExcludeCPUSet {
+		if a.Kind == quantity.ExcludeCPUSet {
 			r.reserved = r.available.Difference(a.Set)
 		}
 		if out := r.reserved.Difference(r.available); !out.IsEmpty() {
@@ -65,12 +66,15 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 			return r, configError(fieldReserved, "reserved CPUs %s include isolated CPUs %s: reserve one isolated CPU alone or none", r.reserved, iso)
 		}
 		r.reservedMilli = 1000 * int64(r.reserved.Size())
-	case AmountQuantity:
+	case quantity.Quantity:
 		if a.Milli <= 0 {
 			return r, configError(fieldReserved, "some CPU must be reserved")
 		}
 		from := r.available.Difference(r.isolated)
-		set, ok := ix.pick(from, int((a.Milli+999)/1000), nil)
+		n := int((a.Milli + 999) / 1000)
+		whole := ix.idlePackages(from, n)
+		set, ok := ix.pick(from.Difference(whole), n-whole.Size(), nil)
+		set = set.Union(whole)
 		if !ok {
 			return r, configError(fieldReserved, "cannot reserve %s: %d CPUs are available and not isolated", a, from.Size())
 		}
@@ -83,4 +87,24 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 		return r, configError(fieldReserved, "reserving %s leaves no shared CPU (available: %s, isolated: %s)", r.reserved, r.available, r.isolated)
 	}
 	return r, nil
+}
+
+// idlePackages takes whole packages out of from, as nri-plugins' CPU
+// allocator does first (pkg/cpuallocator, takeIdlePackages): in package id
+// order, every package whose online CPUs are all in from and number at most
+// what is still wanted of n. On a VM with CPUs hot-plugged one to a package,
+// that is where a small reservation goes.
+func (ix *topoIndex) idlePackages(from cpuset.Set, n int) cpuset.Set {
+	byPkg := map[uint32][]uint32{}
+	for _, id := range ix.online.Sorted() {
+		byPkg[ix.cpus[id].pkg] = append(byPkg[ix.cpus[id].pkg], id)
+	}
+	var taken cpuset.Set
+	for _, pkg := range sortedNodes(byPkg) {
+		cpus := cpuset.New(byPkg[pkg]...)
+		if cpus.Size() <= n-taken.Size() && cpus.IsSubsetOf(from) {
+			taken = taken.Union(cpus)
+		}
+	}
+	return taken
 }

@@ -3,6 +3,7 @@ package topologyaware
 import (
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -94,7 +95,7 @@ func (p *pool) text() string {
 // followsPool tells whether c's cpuset contains its pool's shared CPUs, so
 // that it is a member of the pool whose changes reach it.
 func (c *container) followsPool() bool {
-	return c.pinCPU && (c.kind == kindShared || c.kind == kindMixed)
+	return c.pinCPU && (c.kind == kindShared || c.kind == kindMixed || c.kind == kindClaim && c.milli > 0)
 }
 
 // cpusOf is the cpuset_cpus c should have now ("" when not pinned).
@@ -104,7 +105,7 @@ func (s *state) cpusOf(c *container) string {
 		return t
 	}
 	set, _ := cpuset.Parse(t)
-	return s.ix.singleThread(set).String()
+	return s.ix.SingleThreads(set).String()
 }
 
 // grantedCPUs is the cpuset_cpus of c's grant, hyperthreads included.
@@ -117,7 +118,12 @@ func (s *state) grantedCPUs(c *container) string {
 		return c.pool.text()
 	case kindReserved:
 		return s.reservedText
-	case kindExclusive, kindFixed, kindClaim:
+	case kindClaim:
+		if c.milli > 0 {
+			return c.cpus.Union(c.pool.sharedSet()).String()
+		}
+		return c.cpusText
+	case kindExclusive, kindFixed:
 		return c.cpusText
 	case kindMixed:
 		return c.cpus.Union(c.pool.sharedSet()).String()
@@ -125,12 +131,16 @@ func (s *state) grantedCPUs(c *container) string {
 	return ""
 }
 
-// updates answers a ContainerUpdate for every pinned container whose CPUs
-// changed since it was last told, except skip, sorted by container id. Only
+// updates answers the ContainerUpdates for every pinned container whose CPUs
+// changed since it was last told, except skip, in container id order. Only
 // a change of a pool's shared CPUs changes what a container should have (add
 // records the rest), so only the members of the changed pools are looked at.
 // Members are kept by id, so the answer needs sorting only when more than
-// one pool contributes; the updates share one allocation.
+// one pool contributes. Consecutive containers moving to the same CPUs, a
+// pool's shared members, share one grouped update (ABI v1.1
+// also_container_ids; the SDK expands it for an older host): one exclusive
+// grant moves every shared container of its socket, and one update per
+// container was most of the decision's allocations.
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	moved, pools := s.moved[:0], 0
 	for _, p := range s.changed {
@@ -155,13 +165,36 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	if pools > 1 {
 		slices.SortFunc(moved, func(a, b *container) int { return strings.Compare(a.id, b.id) })
 	}
-	block := make([]abi.ContainerUpdate, len(moved))
-	out := make([]*abi.ContainerUpdate, len(moved))
-	for i, c := range moved {
-		block[i].ContainerId, block[i].CpusetCpus = c.id, c.sent
-		out[i] = &block[i]
+	var out []*abi.ContainerUpdate
+	for i := 0; i < len(moved); {
+		j := i + 1
+		for j < len(moved) && sameText(moved[j].sent, moved[i].sent) {
+			j++
+		}
+		u := &abi.ContainerUpdate{ContainerId: moved[i].id, CpusetCpus: moved[i].sent}
+		if j-i > 1 {
+			u.AlsoContainerIds = make([]string, j-i-1)
+			for k, c := range moved[i+1 : j] {
+				u.AlsoContainerIds[k] = c.id
+			}
+		}
+		out = append(out, u)
+		i = j
 	}
 	clear(moved)
 	s.moved = moved[:0]
 	return out
+}
+
+// plainUpdates is updates with every group expanded, for the answers that
+// merge other updates into them.
+func (s *state) plainUpdates(skip string) []*abi.ContainerUpdate {
+	us, _ := abi.ExpandUpdates(s.updates(skip)) // updates never builds an empty id
+	return us
+}
+
+// sameText is a == b, without reading the bytes when both are one string in
+// memory (a pool's members share its text).
+func sameText(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }

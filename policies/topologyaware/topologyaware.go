@@ -1,5 +1,6 @@
 // Package topologyaware is the topology-aware resource policy: it builds a tree
-// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes) and
+// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes, L3
+// caches) and
 // places every container in the smallest pool that fits it, giving Guaranteed
 // containers that ask for whole CPUs exclusive cores, those with a fraction
 // above one CPU exclusive cores plus shared CPUs, and everything else the
@@ -20,6 +21,8 @@
 //	pinCPU: true               # answer cpuset_cpus
 //	pinMemory: true            # answer cpuset_mems
 //	unlimitedBurstable: package  # pool level of Burstable containers without a CPU limit
+//	colocatePods: false        # affinity (weight 10) to the other containers of the pod
+//	colocateNamespaces: false  # affinity (weight 10) to the containers of the namespace
 //	dra:                       # ours: DRA CPU devices, one per NUMA node (default off)
 //	  enabled: true
 //
@@ -27,17 +30,18 @@
 // The configuration that chart writes starts as it is: nri-plugins' fields
 // that do not change a placement (agent, control, log, instrumentation,
 // controllableInterrupts) are accepted with a warning in the log each, and
-// those this policy does not implement (colocatePods, CPU and scheduling
-// classes, CPU priorities) are accepted at the value that means "off" and
+// those this policy does not implement (CPU and scheduling classes, CPU
+// priorities) are accepted at the value that means "off" and
 // refused otherwise, all of them in one error.
 //
 // DRA (with dra.enabled): one device per NUMA node, "cpudevnuma%03d", whose
-// consumable capacity "dra.cpu/cpu" is its grantable CPUs. Allocate takes a
-// claim's CPUs out of the shared CPUs and answers the CDI env
-// DRA_CPUSET_<uid>=<cpuset> (the uid's '-', and anything else an env name
-// cannot hold, as '_'). A container holds the claim when its CDI devices
-// name "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName; the driver name from Init, by default
-// topology-aware.nri.io); it is pinned to the claim's CPUs.
+// consumable capacity "dra.cpu/cpu" is its grantable CPUs (isolated ones
+// included). Allocate takes a claim's CPUs out of the shared CPUs (then the
+// isolated ones) and answers the CDI env DRA_CPUSET_<uid>=<cpuset>, the uid
+// as it is. A container holds the claim when its CDI devices name
+// "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName; the driver name from Init,
+// by default topology-aware.nri.io); it is pinned to the claim's CPUs, and
+// when it requests CPU of its own, its pool's shared CPUs too.
 //
 // Pod annotations (container form wins over pod form, which wins over the bare key):
 //
@@ -48,9 +52,13 @@
 //	memory.preserve.resource-policy.nri.io/pod: "true"               # leave cpuset_mems alone
 //	hide-hyperthreads.resource-policy.nri.io/pod: "true"             # one thread of each core
 //	unlimited-burstable.resource-policy.nri.io/pod: numa             # as unlimitedBurstable
+//	memory-type.resource-policy.nri.io/container.<name>: hbm         # dram, pmem, hbm; default dram,pmem
+//	require-isolated-cpus.resource-policy.nri.io/pod: "true"         # isolated CPUs or refused
+//	resource-policy.nri.io/affinity: "back: [front]"                 # pull towards front's pool
+//	resource-policy.nri.io/anti-affinity: "back: [db]"               # push away from db's pool
 //
 // Recognised nri-plugins annotations this policy does not implement
-// (affinity, memory-type, …; README.md lists them) are logged as warnings.
+// (memory-type, …; README.md lists them) are logged as warnings.
 //
 // Every answer is a function of the configuration, the topology and the calls
 // seen since Init: no clock, no randomness, and every map is sorted before it

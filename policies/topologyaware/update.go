@@ -41,7 +41,7 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 	if err != nil {
 		return nil, err
 	}
-	updates := s.updates(c.id)
+	updates := s.plainUpdates(c.id)
 	own := &abi.ContainerUpdate{ContainerId: c.id}
 	if c.sent != old.sent {
 		own.CpusetCpus = c.sent
@@ -58,7 +58,7 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 // regrant replaces old's grant with one for req; on failure old stays.
 func (s *state) regrant(old *container, spec *abi.Container, req request) (*container, error) {
 	owns := func(k cpuKind) bool { return k == kindExclusive || k == kindMixed }
-	if owns(old.kind) && owns(req.kind) && old.isolated == (old.isolated && req.isolate) {
+	if owns(old.kind) && owns(req.kind) && old.isolated == (old.isolated && req.isolate) && (old.isolated || !req.requireIsolated) {
 		if c := s.resize(old, spec, req); c != nil {
 			return c, nil
 		}

@@ -28,7 +28,7 @@ func TestCheckOnACapturedNode(t *testing.T) {
 		t.Fatalf("check exited %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"policy        conformance 1.0.0 (ABI v1.1, nriwasm-go/0.1.0, sealed)",
+		"policy        conformance 1.0.0 (ABI v1.2, nriwasm-go/0.1.0, sealed)",
 		"capabilities  Init, Reconfigure, Devices",
 		": 2 CPUs, 1 NUMA nodes",
 		`probe         CreateContainer default/probe → cpus "0-1"`,

@@ -150,7 +150,7 @@ func TestCheckRunsASignedOCIPolicy(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("check exited %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "policy        conformance 1.0.0 (ABI v1.1") || !strings.Contains(errOut, "policy signature verified") {
+	if !strings.Contains(out, "policy        conformance 1.0.0 (ABI v1.2") || !strings.Contains(errOut, "policy signature verified") {
 		t.Fatalf("check printed:\n%s\nlogged:\n%s", out, errOut)
 	}
 }

@@ -22,7 +22,7 @@ func TestSimulateRejectsBadScenarios(t *testing.T) {
 	for name, tc := range map[string]struct{ scenario, want string }{
 		"unknown field": {
 			"steps:\n- pod: {name: a, containers: [{name: c}]}\n- pod: {name: b, containers: [{name: c, resourcs: {}}]}\n",
-			`steps[1].pod.containers[0].resourcs: unknown field "resourcs"`,
+			`steps[1].pod.containers[0].resourcs: unknown field (steps[1].pod.containers[0] has `,
 		},
 		"bad quantity": {
 			"steps:\n- pod: {name: a, containers: [{name: c, resources: {requests: {cpu: abc}}}]}\n",
@@ -38,7 +38,7 @@ func TestSimulateRejectsBadScenarios(t *testing.T) {
 		},
 		"two kinds in a step": {
 			"steps:\n- {devices: {}, release: x}\n",
-			"steps[0]: want exactly one of pod, remove, update, claim, release, reconfigure, devices, got devices, release",
+			"steps[0]: want exactly one of pod, container, remove, update, claim, release, reconfigure, devices, restart, got devices, release",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestSimulateFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--native", "--policy", "nope"}, `policy "nope" has no native build (native: balloons, conformance, topology-aware`},
-		{[]string{"--output", "xml"}, `--output "xml": want yaml or json`},
+		{[]string{"--output", "xml"}, `--output "xml": want one of yaml, json, map, html`},
 		{[]string{"--scenario", "/nonexistent.yaml"}, "read scenario"},
 	} {
 		args := append([]string{"simulate", "--policy", "conformance", "--sysfs", sysfs, "--cache-dir", cacheDir}, tc.args...)

@@ -1,11 +1,15 @@
 package scenario
 
 import (
+	"github.com/nriwasm/nriwasm/host/internal/strictjson"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"maps"
+	"slices"
 )
 
 var configSources = map[string]abi.DeviceConfigSource{
@@ -17,7 +21,7 @@ var configSources = map[string]abi.DeviceConfigSource{
 // parseClaim builds the Claim an Allocate call carries.
 func parseClaim(value json.RawMessage, path string, n *liveNames) (*abi.Claim, error) {
 	var s claimSpec
-	if err := decodeStrict(value, &s, path); err != nil {
+	if err := strictjson.Decode(value, &s, path); err != nil {
 		return nil, err
 	}
 	if err := checkName(s.Name, path+".name"); err != nil {
@@ -43,7 +47,7 @@ func parseClaim(value json.RawMessage, path string, n *liveNames) (*abi.Claim, e
 			r.Pool = NodeName
 		}
 		res := &abi.DeviceAllocation{Request: r.Request, Pool: r.Pool, Device: r.Device, ShareId: r.ShareID, AdminAccess: r.AdminAccess}
-		for _, name := range sortedKeys(r.ConsumedCapacity) {
+		for _, name := range slices.Sorted(maps.Keys(r.ConsumedCapacity)) {
 			if _, err := parseQuantity(r.ConsumedCapacity[name]); err != nil {
 				return nil, fmt.Errorf("%s.consumedCapacity.%s: %w", rpath, name, err)
 			}

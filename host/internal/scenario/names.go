@@ -5,18 +5,22 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"maps"
 )
 
 // liveNames tracks, while parsing, which pods, containers and claims exist at
 // each step, so a step naming one that does not is rejected before anything runs.
 type liveNames struct {
-	pods   map[string][]string // pod name → its container names
-	ids    map[string]bool     // live container ids
-	claims map[string]bool     // "namespace/name"
+	pods      map[string][]string // pod name → its container names
+	sandboxes map[string]*abi.PodSandbox
+	ids       map[string]bool // live container ids
+	claims    map[string]bool // "namespace/name"
 }
 
 func newLiveNames() *liveNames {
-	return &liveNames{pods: map[string][]string{}, ids: map[string]bool{}, claims: map[string]bool{}}
+	return &liveNames{pods: map[string][]string{}, sandboxes: map[string]*abi.PodSandbox{}, ids: map[string]bool{}, claims: map[string]bool{}}
 }
 
 func (n *liveNames) addPod(p *Pod) {
@@ -26,6 +30,29 @@ func (n *liveNames) addPod(p *Pod) {
 		n.ids[c.Id] = true
 	}
 	n.pods[p.Sandbox.Name] = names
+	n.sandboxes[p.Sandbox.Name] = p.Sandbox
+}
+
+func (n *liveNames) addContainer(pod string, c *abi.Container) {
+	n.pods[pod] = append(n.pods[pod], c.Name)
+	n.ids[c.Id] = true
+}
+
+// claimKeys resolves a container's claims ("name" in namespace, or
+// "namespace/name") to live claims' keys.
+func (n *liveNames) claimKeys(names []string, namespace, path string) ([]string, error) {
+	var keys []string
+	for i, name := range names {
+		key := name
+		if !strings.Contains(key, "/") {
+			key = namespace + "/" + name
+		}
+		if !n.claims[key] {
+			return nil, fmt.Errorf("%s[%d]: no allocated claim %q (allocated: %s)", path, i, key, orNone(slices.Sorted(maps.Keys(n.claims))))
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
 }
 
 func (n *liveNames) remove(t Target) {
@@ -36,6 +63,7 @@ func (n *liveNames) remove(t Target) {
 	}
 	if t.Container == "" {
 		delete(n.pods, t.Pod)
+		delete(n.sandboxes, t.Pod)
 		return
 	}
 	n.pods[t.Pod] = slices.DeleteFunc(n.pods[t.Pod], func(c string) bool { return c == t.Container })
@@ -55,7 +83,7 @@ func (n *liveNames) target(s, path string) (Target, error) {
 	t.Pod, t.Container, _ = strings.Cut(s, "/")
 	containers, ok := n.pods[t.Pod]
 	if !ok {
-		return Target{}, fmt.Errorf("%s: no pod %q (live: %s)", path, t.Pod, orNone(sortedKeys(n.pods)))
+		return Target{}, fmt.Errorf("%s: no pod %q (live: %s)", path, t.Pod, orNone(slices.Sorted(maps.Keys(n.pods))))
 	}
 	if t.Container != "" && !slices.Contains(containers, t.Container) {
 		return Target{}, fmt.Errorf("%s: pod %q has no container %q (it has: %s)", path, t.Pod, t.Container, orNone(containers))
@@ -74,7 +102,7 @@ func parseRelease(value json.RawMessage, path string, n *liveNames) (string, err
 		s = "default/" + s
 	}
 	if !n.claims[s] {
-		return "", fmt.Errorf("%s: no allocated claim %q (allocated: %s)", path, s, orNone(sortedKeys(n.claims)))
+		return "", fmt.Errorf("%s: no allocated claim %q (allocated: %s)", path, s, orNone(slices.Sorted(maps.Keys(n.claims))))
 	}
 	delete(n.claims, s)
 	return s, nil

@@ -1,12 +1,16 @@
 package scenario
 
 import (
+	"github.com/nriwasm/nriwasm/host/internal/strictjson"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"maps"
 	"sigs.k8s.io/yaml"
+	"slices"
 )
 
 // MaxFileBytes caps a scenario file: 1 MiB holds thousands of pods.
@@ -28,7 +32,7 @@ func Parse(data []byte) (*Scenario, error) {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil, fmt.Errorf("scenario: empty file")
 	}
-	if err := decodeStrict(raw, &spec, ""); err != nil {
+	if err := strictjson.Decode(raw, &spec, ""); err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	if len(spec.Steps) == 0 {
@@ -54,15 +58,17 @@ func parseStep(i int, raw json.RawMessage, names *liveNames) (Step, error) {
 		return Step{}, fmt.Errorf("%s: want an object with one of %s", path, kindList())
 	}
 	if len(obj) != 1 {
-		return Step{}, fmt.Errorf("%s: want exactly one of %s, got %s", path, kindList(), strings.Join(sortedKeys(obj), ", "))
+		return Step{}, fmt.Errorf("%s: want exactly one of %s, got %s", path, kindList(), strings.Join(slices.Sorted(maps.Keys(obj)), ", "))
 	}
-	key := sortedKeys(obj)[0]
+	key := slices.Sorted(maps.Keys(obj))[0]
 	value, path := obj[key], path+"."+key
 	step := Step{Index: i, Kind: Kind(key)}
 	var err error
 	switch step.Kind {
 	case KindPod:
 		step.Pod, err = parsePod(value, path, names)
+	case KindContainer:
+		step.Target, step.Container, step.Claims, err = parseNewContainer(value, path, names)
 	case KindRemove:
 		step.Target, err = parseTarget(value, path, names)
 		if err == nil {
@@ -76,8 +82,8 @@ func parseStep(i int, raw json.RawMessage, names *liveNames) (Step, error) {
 		step.ClaimKey, err = parseRelease(value, path, names)
 	case KindReconfigure:
 		step.Config, err = parseConfig(value, path)
-	case KindDevices:
-		err = parseDevices(value, path)
+	case KindDevices, KindRestart:
+		err = parseNoArguments(value, path, key)
 	default:
 		err = fmt.Errorf("%s: unknown step kind %q (known: %s)", path, key, kindList())
 	}
@@ -109,12 +115,12 @@ func parseConfig(value json.RawMessage, path string) ([]byte, error) {
 	return out, nil
 }
 
-func parseDevices(value json.RawMessage, path string) error {
+func parseNoArguments(value json.RawMessage, path, key string) error {
 	switch strings.TrimSpace(string(value)) {
 	case "null", "{}", "true":
 		return nil
 	}
-	return fmt.Errorf("%s: takes no arguments (write `devices: {}`)", path)
+	return fmt.Errorf("%s: takes no arguments (write `%s: {}`)", path, key)
 }
 
 func parseName(value json.RawMessage, path, what string) (string, error) {

@@ -82,9 +82,9 @@ steps:
 
 func TestParseErrorsNameStepAndField(t *testing.T) {
 	for _, tc := range []struct{ scenario, want string }{
-		{"steps: [{pod: {name: a, qos: x}}]", `steps[0].pod.qos: unknown field "qos"`},
+		{"steps: [{pod: {name: a, qos: x}}]", `steps[0].pod.qos: unknown field (steps[0].pod has annotations, containers`},
 		{"steps: [{pod: {name: a, containers: [{name: c, resources: {limits: {gpu: 1}}}]}}]", `steps[0].pod.containers[0].resources.limits.gpu: unknown field`},
-		{"steps: [{pod: {name: a, containers: [{name: c, env: [{name: X, value: 1}]}]}}]", `steps[0].pod.containers[0].env[0].value: want a string, got a number`},
+		{"steps: [{pod: {name: a, containers: [{name: c, env: [{name: X, value: 1}]}]}}]", `steps[0].pod.containers[0].env[0].value: got the number 1, want a string`},
 		{"steps: [{pod: {name: a, containers: [{name: c, resources: {requests: {memory: 1Gb}}}]}}]", `steps[0].pod.containers[0].resources.requests.memory: bad quantity "1Gb"`},
 		{"steps: [{pod: {name: a, containers: [{name: c, resources: {requests: {cpu: 2}, limits: {cpu: 1}}}]}}]", `steps[0].pod.containers[0].resources.requests.cpu: must not exceed limits.cpu`},
 		{"steps: [{pod: {name: a, qosClass: Gold}}]", `steps[0].pod.qosClass: "Gold"`},
@@ -101,7 +101,7 @@ func TestParseErrorsNameStepAndField(t *testing.T) {
 		{"steps: [{devices: {all: true}}]", `steps[0].devices: takes no arguments`},
 		{"steps: [ghost]", `steps[0]: want an object`},
 		{"steps: []", `steps: no steps`},
-		{"step: []", `step: unknown field "step"`},
+		{"step: []", `step: unknown field (the top level has description, steps)`},
 		{"", `empty file`},
 	} {
 		_, err := Parse([]byte(tc.scenario))

@@ -1,12 +1,16 @@
 package scenario
 
 import (
+	"github.com/nriwasm/nriwasm/host/internal/strictjson"
+
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"maps"
 )
 
 var qosClasses = map[string]abi.QOSClass{
@@ -18,7 +22,7 @@ var qosClasses = map[string]abi.QOSClass{
 // parsePod builds the PodSandbox and Containers a pod step sends.
 func parsePod(value json.RawMessage, path string, n *liveNames) (*Pod, error) {
 	var s podSpec
-	if err := decodeStrict(value, &s, path); err != nil {
+	if err := strictjson.Decode(value, &s, path); err != nil {
 		return nil, err
 	}
 	if err := checkName(s.Name, path+".name"); err != nil {
@@ -38,22 +42,39 @@ func parsePod(value json.RawMessage, path string, n *liveNames) (*Pod, error) {
 		Labels: s.Labels, Annotations: s.Annotations,
 	}}
 	seen := map[string]bool{}
-	for i, cs := range s.Containers {
-		cpath := fmt.Sprintf("%s.containers[%d]", path, i)
-		c, err := buildContainer(cs, pod.Sandbox, cpath)
-		if err != nil {
-			return nil, err
+	for _, list := range []struct {
+		field string
+		specs []containerSpec
+		dst   *[]*abi.Container
+	}{{"initContainers", s.InitContainers, &pod.InitContainers}, {"containers", s.Containers, &pod.Containers}} {
+		for i, cs := range list.specs {
+			cpath := fmt.Sprintf("%s.%s[%d]", path, list.field, i)
+			c, err := buildContainer(cs, pod.Sandbox, cpath)
+			if err != nil {
+				return nil, err
+			}
+			if seen[c.Name] {
+				return nil, fmt.Errorf("%s.name: container %q appears twice", cpath, c.Name)
+			}
+			if n.ids[c.Id] {
+				return nil, fmt.Errorf("%s.name: container id %q is already in use", cpath, c.Id)
+			}
+			claims, err := n.claimKeys(cs.Claims, s.Namespace, cpath+".claims")
+			if err != nil {
+				return nil, err
+			}
+			if claims != nil {
+				if pod.Claims == nil {
+					pod.Claims = map[string][]string{}
+				}
+				pod.Claims[c.Name] = claims
+			}
+			seen[c.Name] = true
+			*list.dst = append(*list.dst, c)
 		}
-		if seen[c.Name] {
-			return nil, fmt.Errorf("%s.name: container %q appears twice", cpath, c.Name)
-		}
-		if n.ids[c.Id] {
-			return nil, fmt.Errorf("%s.name: container id %q is already in use", cpath, c.Id)
-		}
-		seen[c.Name] = true
-		pod.Containers = append(pod.Containers, c)
 	}
-	qos := derivedQOS(pod.Containers)
+	// Kubernetes derives the QoS class from init containers too.
+	qos := derivedQOS(append(slices.Clone(pod.InitContainers), pod.Containers...))
 	if s.QOSClass != "" {
 		var ok bool
 		if qos, ok = qosClasses[s.QOSClass]; !ok {
@@ -62,6 +83,9 @@ func parsePod(value json.RawMessage, path string, n *liveNames) (*Pod, error) {
 	}
 	pod.Sandbox.QosClass = qos
 	pod.Sandbox.CgroupParent = cgroupParent(qos, s.UID)
+	for _, c := range pod.InitContainers {
+		c.QosClass = qos
+	}
 	for _, c := range pod.Containers {
 		c.QosClass = qos
 	}
@@ -69,10 +93,38 @@ func parsePod(value json.RawMessage, path string, n *liveNames) (*Pod, error) {
 	return pod, nil
 }
 
+// parseNewContainer reads a container step: a container added to a live pod
+// (kubelet creating it anew after the old one exited, say). It takes the
+// pod's QoS class, which Kubernetes fixes when the pod is created.
+func parseNewContainer(value json.RawMessage, path string, n *liveNames) (Target, *abi.Container, []string, error) {
+	var s newContainerSpec
+	if err := strictjson.Decode(value, &s, path); err != nil {
+		return Target{}, nil, nil, err
+	}
+	sb, ok := n.sandboxes[s.Pod]
+	if !ok {
+		return Target{}, nil, nil, fmt.Errorf("%s.pod: no pod %q (live: %s)", path, s.Pod, orNone(slices.Sorted(maps.Keys(n.pods))))
+	}
+	c, err := buildContainer(s.containerSpec, sb, path)
+	if err != nil {
+		return Target{}, nil, nil, err
+	}
+	if n.ids[c.Id] {
+		return Target{}, nil, nil, fmt.Errorf("%s.name: pod %q already has a container %q", path, s.Pod, c.Name)
+	}
+	claims, err := n.claimKeys(s.Claims, sb.Namespace, path+".claims")
+	if err != nil {
+		return Target{}, nil, nil, err
+	}
+	c.QosClass = sb.QosClass
+	n.addContainer(s.Pod, c)
+	return Target{Pod: s.Pod, Container: c.Name}, c, claims, nil
+}
+
 // parseUpdate reads an update step: a live "pod/container" and its new resources.
 func parseUpdate(value json.RawMessage, path string, n *liveNames) (Target, *abi.Resources, error) {
 	var s updateSpec
-	if err := decodeStrict(value, &s, path); err != nil {
+	if err := strictjson.Decode(value, &s, path); err != nil {
 		return Target{}, nil, err
 	}
 	t, err := n.target(s.Container, path+".container")

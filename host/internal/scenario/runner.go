@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/cpumap"
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
@@ -23,7 +25,25 @@ type Runner struct {
 	client *abi.Client
 	step   *StepReport // the step in progress, nil outside Run
 	inits  int
+	labels cpumap.Labels // the maps' labels, the same for a container all along
+	// driver is the DRA driver name Init gives the policy, "<policy>.nri.io"
+	// as the agent names it by default; claims' CDI devices are its.
+	driver    string
+	restarter Restarter
+	// restore, when set, is what the next Init restores instead of the
+	// node's journal: the checkpoint a restart step read back.
+	restore *abi.RestoreState
 }
+
+// Restarter starts the policy afresh for a restart step, as the agent does
+// when its process starts again: a new instance, prepared through the
+// Runner's Init (which then sends what the checkpoint holds). It returns the
+// transport later steps use.
+type Restarter func(ctx context.Context) (abi.Transport, error)
+
+// SetRestarter sets how restart steps start the policy afresh; without one,
+// a restart step is reported as an error.
+func (r *Runner) SetRestarter(f Restarter) { r.restarter = f }
 
 // NewRunner returns a Runner for a node with topology topo and a policy
 // configured with config.
@@ -40,6 +60,10 @@ func NewRunner(topo *abi.Topology, config []byte) *Runner {
 		report: &Report{Node: NodeReport{Name: NodeName, CPUs: topology.FormatList(cpus), NUMANodes: topology.FormatList(nodes)}},
 	}
 }
+
+// Machine names the machine the topology is of, for the report (the
+// reference machine simulate runs on without a sysfs tree).
+func (r *Runner) Machine(name string) { r.report.Node.Machine = name }
 
 // Warn records a message the policy logged at warning level: in the step in
 // progress, or before any, in the policy's report. The host's log hook calls
@@ -64,9 +88,13 @@ func (r *Runner) Init(ctx context.Context, t abi.Transport) error {
 		}
 		md := info.GetMetadata()
 		r.report.Policy = PolicyReport{Name: md.GetName(), Version: md.GetVersion(), SDK: md.GetSdk()}
+		r.driver = (&config.DRA{Domain: config.DefaultDRADomain}).DriverName(md.GetName())
 	}
-	restore := r.node.journal()
-	resp, err := c.Init(ctx, &abi.InitRequest{Config: r.config, NodeName: NodeName, Topology: r.topo, Restore: restore})
+	restore := r.restore
+	if restore == nil {
+		restore = r.node.journal()
+	}
+	resp, err := c.Init(ctx, &abi.InitRequest{Config: r.config, NodeName: NodeName, Topology: r.topo, Restore: restore, DriverName: r.driver})
 	r.inits++
 	if r.step != nil {
 		r.step.Calls = append(r.step.Calls, fmt.Sprintf("Init (restoring %d pods, %d containers, %d claims)",
@@ -96,6 +124,10 @@ func (r *Runner) Run(ctx context.Context, t abi.Transport, sc *Scenario) (*Repor
 		switch s.Kind {
 		case KindPod:
 			r.runPod(ctx, s.Pod)
+		case KindContainer:
+			r.runContainer(ctx, s.Target, s.Container, s.Claims)
+		case KindRestart:
+			r.runRestart(ctx)
 		case KindRemove:
 			r.runRemove(ctx, s.Target)
 		case KindUpdate:
@@ -112,10 +144,18 @@ func (r *Runner) Run(ctx context.Context, t abi.Transport, sc *Scenario) (*Repor
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("simulate: steps[%d] (%s): %w", s.Index, s.Kind, err)
 		}
+		r.report.Maps = append(r.report.Maps, r.cpuMap(fmt.Sprintf("after step %d: %s %s", s.Index, s.Kind, r.step.Target)))
 	}
 	r.step = nil
 	r.report.Final = r.final()
 	return r.report, nil
+}
+
+// cpuMap draws the node's CPUs and the containers holding them.
+func (r *Runner) cpuMap(title string) *cpumap.Map {
+	m := cpumap.Build(r.topo, cpumap.Containers(r.node.journal()), &r.labels)
+	m.Title, m.Machine = strings.TrimSpace(title), r.report.Node.Machine
+	return m
 }
 
 // called records a call and, when it failed, its error; it tells whether the

@@ -33,10 +33,12 @@ const (
 	KindRelease     Kind = "release"
 	KindReconfigure Kind = "reconfigure"
 	KindDevices     Kind = "devices"
+	KindContainer   Kind = "container"
+	KindRestart     Kind = "restart"
 )
 
 // kinds lists the kinds in the order error messages name them.
-var kinds = []Kind{KindPod, KindRemove, KindUpdate, KindClaim, KindRelease, KindReconfigure, KindDevices}
+var kinds = []Kind{KindPod, KindContainer, KindRemove, KindUpdate, KindClaim, KindRelease, KindReconfigure, KindDevices, KindRestart}
 
 // Scenario is a parsed, checked scenario: its steps hold the ABI messages the
 // host side sends.
@@ -51,6 +53,10 @@ type Step struct {
 	Kind  Kind
 	// Pod is the pod a KindPod step creates.
 	Pod *Pod
+	// Container is the container a KindContainer step adds to the live pod
+	// Target.Pod, and Claims the claims it uses ("namespace/name").
+	Container *abi.Container
+	Claims    []string
 	// Target is the pod or container a KindRemove or KindUpdate step acts on.
 	Target Target
 	// Resources are the new resources of a KindUpdate step (no cpuset).
@@ -63,10 +69,16 @@ type Step struct {
 	Config []byte
 }
 
-// Pod is a pod sandbox and its containers, in creation order.
+// Pod is a pod sandbox, its init containers (each created, run to
+// completion and removed before the next) and its containers, in creation
+// order.
 type Pod struct {
-	Sandbox    *abi.PodSandbox
-	Containers []*abi.Container
+	Sandbox        *abi.PodSandbox
+	InitContainers []*abi.Container
+	Containers     []*abi.Container
+	// Claims are, by container name, the claims ("namespace/name") whose
+	// prepared devices the container gets.
+	Claims map[string][]string
 }
 
 // Target names a pod, or one of its containers when Container is set.

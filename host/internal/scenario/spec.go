@@ -20,7 +20,9 @@ type podSpec struct {
 	QOSClass    string            `json:"qosClass"`
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
-	Containers  []containerSpec   `json:"containers"`
+	// InitContainers run one after another, each to completion, before Containers.
+	InitContainers []containerSpec `json:"initContainers"`
+	Containers     []containerSpec `json:"containers"`
 }
 
 type containerSpec struct {
@@ -29,6 +31,16 @@ type containerSpec struct {
 	Env         []envSpec         `json:"env"`
 	Annotations map[string]string `json:"annotations"`
 	CDIDevices  []string          `json:"cdiDevices"`
+	// Claims name live claims ("name" in the pod's namespace, or
+	// "namespace/name") whose prepared devices the container gets, as kubelet
+	// adds a claim's CDI devices.
+	Claims []string `json:"claims"`
+}
+
+// newContainerSpec is a container step: a container added to a live pod.
+type newContainerSpec struct {
+	Pod string `json:"pod"`
+	containerSpec
 }
 
 type envSpec struct {

@@ -52,6 +52,7 @@ func NewDispatcher(p Policy) (*Dispatcher, error) {
 	bindCall(d, abi.Method_METHOD_STOP_POD_SANDBOX, PodSandboxStopper.StopPodSandbox, wrapStopPodSandbox)
 	bindCall(d, abi.Method_METHOD_REMOVE_POD_SANDBOX, PodSandboxRemover.RemovePodSandbox, wrapRemovePodSandbox)
 	bindCall(d, abi.Method_METHOD_DUMP_STATE, StateDumper.DumpState, wrapDumpState)
+	bindCall(d, abi.Method_METHOD_POOLS, PoolReporter.Pools, wrapPools)
 	return d, nil
 }
 

@@ -76,3 +76,10 @@ type PodSandboxRemover interface {
 type StateDumper interface {
 	DumpState(*abi.DumpStateRequest) (*abi.DumpStateResponse, error)
 }
+
+// PoolReporter lists the policy's pools of CPUs (ABI v1.2): the host exports
+// them as nriwasm_pool_* metrics. A policy that implements it lists
+// METHOD_POOLS in its capabilities, so only then does the host ask.
+type PoolReporter interface {
+	Pools(*abi.PoolsRequest) (*abi.PoolsResponse, error)
+}

@@ -27,6 +27,9 @@ func TestDescriptionValidate(t *testing.T) {
 		{"dot", policy.Description{Name: "a.b", Version: "1"}, "DNS label"},
 		{"underscore", policy.Description{Name: "a_b", Version: "1"}, "DNS label"},
 		{"space", policy.Description{Name: "a b", Version: "1"}, "DNS label"},
+		{"lone dash", policy.Description{Name: "-", Version: "1"}, "DNS label"},
+		{"non-ASCII", policy.Description{Name: "pé", Version: "1"}, "DNS label"},
+		{"inner dashes", policy.Description{Name: "a--b", Version: "1"}, ""},
 		{"empty version", policy.Description{Name: "p", Version: ""}, "version must not be empty"},
 	}
 	for _, tt := range tests {

@@ -1,3 +1,7 @@
+// The host's codec only, as dispatch_test.go whose test policy it uses.
+
+//go:build !wasip1
+
 package policy_test
 
 import (

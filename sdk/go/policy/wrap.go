@@ -63,3 +63,7 @@ func wrapRemovePodSandbox(v *abi.RemovePodSandboxResponse) *abi.Response {
 func wrapDumpState(v *abi.DumpStateResponse) *abi.Response {
 	return &abi.Response{Result: &abi.Response_DumpState{DumpState: v}}
 }
+
+func wrapPools(v *abi.PoolsResponse) *abi.Response {
+	return &abi.Response{Result: &abi.Response_Pools{Pools: v}}
+}

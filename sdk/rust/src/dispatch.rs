@@ -16,7 +16,7 @@ pub const SDK_NAME: &str = concat!("nriwasm-rust/", env!("CARGO_PKG_VERSION"));
 /// The ABI version this crate implements: `major << 16 | minor`.
 pub const ABI_MAJOR: u32 = 1;
 /// The ABI minor version this crate implements.
-pub const ABI_MINOR: u32 = 1;
+pub const ABI_MINOR: u32 = 2;
 
 /// Routes encoded requests to a policy's handlers. The Wasm exports drive it;
 /// tests drive it natively through the same bytes.
@@ -84,7 +84,7 @@ impl<P: Policy> Dispatcher<P> {
     /// `ERROR_CODE_UNIMPLEMENTED`, an undecodable request
     /// `ERROR_CODE_INVALID_ARGUMENT`. A panic in the policy itself propagates.
     pub fn dispatch(&mut self, method: i32, request: &[u8]) -> Response {
-        if method < Method::Info as i32 || method > Method::DumpState as i32 {
+        if method < Method::Info as i32 || method > Method::Pools as i32 {
             return error(Error::unimplemented(format!(
                 "method {} is not part of ABI v{}.{}",
                 method, ABI_MAJOR, ABI_MINOR
@@ -142,7 +142,7 @@ macro_rules! unseen {
 
 unseen!(ReconfigureRequest, DevicesRequest, AllocateRequest, ReleaseRequest, SynchronizeRequest, RunPodSandboxRequest,
     CreateContainerRequest, UpdateContainerRequest, StopContainerRequest, RemoveContainerRequest, StopPodSandboxRequest,
-    RemovePodSandboxRequest, DumpStateRequest);
+    RemovePodSandboxRequest, DumpStateRequest, PoolsRequest);
 
 impl<P> Dispatcher<P> {
     fn saw(&mut self, req: &impl Seen) {
@@ -199,4 +199,5 @@ serve! {
     StopPodSandbox => stop_pod_sandbox(StopPodSandboxRequest) -> StopPodSandbox;
     RemovePodSandbox => remove_pod_sandbox(RemovePodSandboxRequest) -> RemovePodSandbox;
     DumpState => dump_state(DumpStateRequest) -> DumpState;
+    Pools => pools(PoolsRequest) -> Pools;
 }

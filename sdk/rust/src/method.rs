@@ -2,8 +2,8 @@
 
 use crate::abi::Method;
 
-/// All calls of ABI v1.0 but Info, in method order.
-pub const CALLS: [Method; 14] = [
+/// All calls of ABI v1.2 but Info, in method order.
+pub const CALLS: [Method; 15] = [
     Method::Init,
     Method::Reconfigure,
     Method::Devices,
@@ -18,6 +18,7 @@ pub const CALLS: [Method; 14] = [
     Method::StopPodSandbox,
     Method::RemovePodSandbox,
     Method::DumpState,
+    Method::Pools,
 ];
 
 /// The method's short name as the Go SDK and the host print it ("CreateContainer"),
@@ -39,6 +40,7 @@ pub fn name(method: i32) -> String {
         13 => "StopPodSandbox",
         14 => "RemovePodSandbox",
         15 => "DumpState",
+        16 => "Pools",
         _ => return format!("Method({})", method),
     };
     known.to_string()

@@ -37,7 +37,7 @@ impl Description {
 /// The handler each call of the ABI is served by, in method order: what
 /// [`policy!`](crate::policy!) matches the functions of an `impl Policy` block
 /// against.
-pub const HANDLERS: [(&str, Method); 14] = [
+pub const HANDLERS: [(&str, Method); 15] = [
     ("init", Method::Init),
     ("reconfigure", Method::Reconfigure),
     ("devices", Method::Devices),
@@ -52,6 +52,7 @@ pub const HANDLERS: [(&str, Method); 14] = [
     ("stop_pod_sandbox", Method::StopPodSandbox),
     ("remove_pod_sandbox", Method::RemovePodSandbox),
     ("dump_state", Method::DumpState),
+    ("pools", Method::Pools),
 ];
 
 /// The calls a policy implements, from the names of the functions its
@@ -144,4 +145,8 @@ handlers! {
     remove_pod_sandbox(RemovePodSandboxRequest) -> RemovePodSandboxResponse = RemovePodSandbox;
     /// The policy's state as JSON, for debugging.
     dump_state(DumpStateRequest) -> DumpStateResponse = DumpState;
+    /// The policy's pools of CPUs (ABI v1.2), which the host exports as
+    /// `nriwasm_pool_*` metrics. Optional: the host asks only a policy that
+    /// lists `Method::Pools` in its capabilities.
+    pools(PoolsRequest) -> PoolsResponse = Pools;
 }

@@ -120,7 +120,11 @@ func TestGoGuest(t *testing.T) {
 			_, err := g.call(ctx, -1)
 			done <- err
 		}()
-		time.Sleep(50 * time.Millisecond)
+		// Wait until the guest spins: its first poll is the signal.
+		polls := g.poll.polls.Load()
+		for g.poll.polls.Load() == polls {
+			runtime.Gosched()
+		}
 		// The spinning goroutine polls, so a stop-the-world pause gets it.
 		gc := make(chan struct{})
 		go func() { runtime.GC(); close(gc) }()

@@ -226,6 +226,19 @@ impl Policy for Conformance {
         Ok(RemovePodSandboxResponse::default())
     }
 
+    fn pools(&mut self, _: PoolsRequest) -> Result<PoolsResponse> {
+        let pool = Pool {
+            name: "all".into(),
+            cpus: "0-3".into(),
+            shared_cpus: "2-3".into(),
+            capacity_milli_cpu: 4000,
+            allocated_milli_cpu: 100 * self.created,
+            container_ids: if self.created > 0 { vec![self.first.clone()] } else { vec![] },
+            memory_nodes: "0".into(),
+        };
+        Ok(PoolsResponse { pools: vec![pool] })
+    }
+
     fn dump_state(&mut self, _: DumpStateRequest) -> Result<DumpStateResponse> {
         // The events are fixed method names: no JSON escaping is needed.
         let names: Vec<String> = self.events.iter().map(|e| format!("\"{}\"", e)).collect();

@@ -1,0 +1,72 @@
+// Package claims finds the prepared DRA claims a container holds, for a
+// policy that keeps its claims in a map by uid.
+//
+// The CDI devices the host names for the policy's claims decide
+// (policy.ContainerClaims); only a container without CDI devices (a runtime
+// that does not report them) is matched by an environment variable
+// "<prefix><uid>" (policy.ClaimEnvName) whose value is what the policy
+// wrote for the claim.
+package claims
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// Finder looks claims of type C up in a policy's map of prepared claims.
+type Finder[C any] struct {
+	// Driver is the DRA driver name the policy's claims are allocated by.
+	Driver string
+	// EnvPrefix starts the environment variable naming a claim; empty
+	// disables the environment fallback.
+	EnvPrefix string
+	// EnvValue is the value the policy gives a claim's variable: a
+	// variable matches only with exactly that value.
+	EnvValue func(C) string
+	// EnvName, when set, names a claim's variable from its uid; by default
+	// policy.ClaimEnvName(EnvPrefix, uid).
+	EnvName func(uid string) string
+}
+
+// Of are the claims container c holds, in the order they first appear. A
+// CDI device of the driver naming a claim that is not in prepared is a
+// FAILED_PRECONDITION error naming it.
+func (f Finder[C]) Of(c *abi.Container, prepared map[string]C) ([]C, error) {
+	var env func(key, value string) (string, bool)
+	if f.EnvPrefix != "" {
+		env = func(key, value string) (string, bool) { return f.envClaim(prepared, key, value) }
+	}
+	uids, err := policy.ContainerClaims(f.Driver, c, func(uid string) bool { _, ok := prepared[uid]; return ok }, env)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]C, len(uids))
+	for i, uid := range uids {
+		out[i] = prepared[uid]
+	}
+	return out, nil
+}
+
+// envClaim is the claim whose environment variable key is, with exactly
+// the claim's value. Uids are tried in sorted order: two uids that differ
+// only where ClaimEnvName writes '_' name the same variable, and the
+// answer must not depend on map order.
+func (f Finder[C]) envClaim(prepared map[string]C, key, value string) (string, bool) {
+	if !strings.HasPrefix(key, f.EnvPrefix) {
+		return "", false
+	}
+	for _, uid := range slices.Sorted(maps.Keys(prepared)) {
+		name := policy.ClaimEnvName(f.EnvPrefix, uid)
+		if f.EnvName != nil {
+			name = f.EnvName(uid)
+		}
+		if name == key && f.EnvValue(prepared[uid]) == value {
+			return uid, true
+		}
+	}
+	return "", false
+}

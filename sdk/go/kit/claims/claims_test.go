@@ -1,0 +1,99 @@
+package claims_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/claims"
+)
+
+const driver = "dra.example.com"
+
+type claim struct{ uid, cpus string }
+
+var prepared = map[string]*claim{
+	"a-1": {"a-1", "0-1"},
+	"a_1": {"a_1", "2-3"}, // names the same variable as a-1
+	"b-2": {"b-2", "4"},
+}
+
+var finder = claims.Finder[*claim]{Driver: driver, EnvPrefix: "DRA_CPUS_", EnvValue: func(c *claim) string { return c.cpus }}
+
+func uids(cs []*claim) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.uid)
+	}
+	return out
+}
+
+func env(kv ...string) []*abi.KeyValue {
+	var out []*abi.KeyValue
+	for i := 0; i < len(kv); i += 2 {
+		out = append(out, &abi.KeyValue{Key: kv[i], Value: kv[i+1]})
+	}
+	return out
+}
+
+func TestOfByCDIDevices(t *testing.T) {
+	c := &abi.Container{
+		CdiDevices: []string{abi.CDIDeviceName(driver, "b-2", 0), "vendor.com/gpu=0", abi.CDIDeviceName(driver, "a-1", 0), abi.CDIDeviceName(driver, "b-2", 1)},
+		// The environment is ignored when CDI devices are reported.
+		Env: env("DRA_CPUS_a_1", "2-3"),
+	}
+	got, err := finder.Of(c, prepared)
+	if err != nil || !slices.Equal(uids(got), []string{"b-2", "a-1"}) {
+		t.Errorf("Of = %v, %v; want [b-2 a-1]", uids(got), err)
+	}
+}
+
+func TestOfRefusesUnpreparedCDIClaim(t *testing.T) {
+	c := &abi.Container{CdiDevices: []string{abi.CDIDeviceName(driver, "gone", 0)}}
+	_, err := finder.Of(c, prepared)
+	var pe *abi.PolicyError
+	if !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION || pe.Field != "container.cdi_devices[0]" {
+		t.Errorf("Of = %v; want FAILED_PRECONDITION on container.cdi_devices[0]", err)
+	}
+}
+
+// TestOfByEnvironment: without CDI devices, a variable names a claim only
+// with exactly its value; of two uids sharing a variable name, the value
+// decides.
+func TestOfByEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  []*abi.KeyValue
+		want []string
+	}{
+		{env("DRA_CPUS_a_1", "0-1"), []string{"a-1"}},
+		{env("DRA_CPUS_a_1", "2-3"), []string{"a_1"}},
+		{env("DRA_CPUS_a_1", "7"), nil},
+		{env("DRA_CPUS_b_2", "4", "PATH", "/bin", "DRA_CPUS_a_1", "0-1"), []string{"b-2", "a-1"}},
+		{env("OTHER_b_2", "4"), nil},
+	} {
+		got, err := finder.Of(&abi.Container{Env: tc.env}, prepared)
+		if err != nil || !slices.Equal(uids(got), tc.want) {
+			t.Errorf("env %v: %v, %v; want %v", tc.env, uids(got), err, tc.want)
+		}
+	}
+	noEnv := finder
+	noEnv.EnvPrefix = ""
+	if got, err := noEnv.Of(&abi.Container{Env: env("DRA_CPUS_a_1", "0-1")}, prepared); err != nil || len(got) != 0 {
+		t.Errorf("without EnvPrefix: %v, %v; want none", uids(got), err)
+	}
+}
+
+// TestOfByOwnEnvName: a Finder with EnvName matches the variables it names
+// (here the uid as it is, '-' kept), not ClaimEnvName's.
+func TestOfByOwnEnvName(t *testing.T) {
+	f := finder
+	f.EnvName = func(uid string) string { return f.EnvPrefix + uid }
+	got, err := f.Of(&abi.Container{Env: env("DRA_CPUS_a-1", "0-1")}, prepared)
+	if err != nil || !slices.Equal(uids(got), []string{"a-1"}) {
+		t.Errorf("Of = %v, %v; want [a-1]", uids(got), err)
+	}
+	if got, _ := f.Of(&abi.Container{Env: env("DRA_CPUS_a_1", "0-1")}, prepared); len(got) != 0 {
+		t.Errorf("Of found %v by a name EnvName does not give", uids(got))
+	}
+}

@@ -1,0 +1,152 @@
+// Package quantity reads the CPU amounts of nri-plugins-style policy
+// configurations: a Kubernetes CPU quantity ("2", "1.5", "750m") or a
+// cpuset ("cpuset:0-3", or "exclude-cpuset:0-3" for every other CPU).
+package quantity
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+)
+
+// MaxMilliCPU bounds a quantity (a million CPUs), far above any node.
+const MaxMilliCPU = 1_000_000_000
+
+// Kind tells how a CPU amount was written.
+type Kind int
+
+// The ways to write a CPU amount.
+const (
+	// Absent: the field was not given.
+	Absent Kind = iota
+	// Quantity: a Kubernetes CPU quantity, "2", "1.5" or "750m".
+	Quantity
+	// CPUSet: "cpuset:0-1", these CPUs.
+	CPUSet
+	// ExcludeCPUSet: "exclude-cpuset:0-1", every other CPU.
+	ExcludeCPUSet
+)
+
+// The prefixes of the cpuset forms.
+const (
+	PrefixCPUSet        = "cpuset:"
+	PrefixExcludeCPUSet = "exclude-cpuset:"
+)
+
+// CPUAmount is a CPU amount: a quantity or a cpuset. The zero value is
+// Absent. It decodes from JSON (and so from YAML through sigs.k8s.io/yaml)
+// as a string or a number.
+type CPUAmount struct {
+	Kind Kind
+	// Milli is the quantity in milli-CPU (Quantity).
+	Milli int64
+	// Set is the cpuset (CPUSet, ExcludeCPUSet).
+	Set cpuset.Set
+}
+
+// IsSet tells whether the amount is a cpuset, given or excluded.
+func (a CPUAmount) IsSet() bool { return a.Kind == CPUSet || a.Kind == ExcludeCPUSet }
+
+// String writes the amount back in configuration form; "" when Absent.
+func (a CPUAmount) String() string {
+	switch a.Kind {
+	case Quantity:
+		if a.Milli%1000 == 0 {
+			return strconv.FormatInt(a.Milli/1000, 10)
+		}
+		return strconv.FormatInt(a.Milli, 10) + "m"
+	case CPUSet:
+		return PrefixCPUSet + a.Set.String()
+	case ExcludeCPUSet:
+		return PrefixExcludeCPUSet + a.Set.String()
+	}
+	return ""
+}
+
+// UnmarshalJSON implements json.Unmarshaler: a quantity (string or number),
+// "cpuset:LIST" or "exclude-cpuset:LIST".
+func (a *CPUAmount) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("want a string or number, got %s", b)
+		}
+		s = n.String()
+	}
+	v, err := ParseCPUAmount(s)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// ParseCPUAmount parses "cpuset:LIST", "exclude-cpuset:LIST" or a quantity
+// (ParseMilliCPU). A cpuset form must name at least one CPU.
+func ParseCPUAmount(s string) (CPUAmount, error) {
+	for _, p := range []struct {
+		prefix string
+		kind   Kind
+	}{{PrefixCPUSet, CPUSet}, {PrefixExcludeCPUSet, ExcludeCPUSet}} {
+		if list, ok := strings.CutPrefix(s, p.prefix); ok {
+			set, err := cpuset.Parse(list)
+			if err != nil {
+				return CPUAmount{}, fmt.Errorf("%q: want a CPU list after %q (e.g. %s0-3): %w", s, p.prefix, p.prefix, err)
+			}
+			if set.IsEmpty() {
+				return CPUAmount{}, fmt.Errorf("%q names no CPUs: want a non-empty CPU list after %q (e.g. %s0-3)", s, p.prefix, p.prefix)
+			}
+			return CPUAmount{Kind: p.kind, Set: set}, nil
+		}
+	}
+	milli, err := ParseMilliCPU(s)
+	if err != nil {
+		return CPUAmount{}, err
+	}
+	return CPUAmount{Kind: Quantity, Milli: milli}, nil
+}
+
+// ParseMilliCPU parses a CPU quantity in the forms a CPU request is written
+// in: whole or decimal CPUs ("2", "0.5") or milli-CPU ("750m"), at most
+// MaxMilliCPU and no finer than 1m.
+func ParseMilliCPU(s string) (int64, error) {
+	bad := func(why string) (int64, error) {
+		return 0, fmt.Errorf("quantity %q: %s (want e.g. \"2\", \"0.5\", \"750m\", \"cpuset:0-1\")", s, why)
+	}
+	num, isMilli := strings.CutSuffix(s, "m")
+	whole, frac, hasFrac := strings.Cut(num, ".")
+	if whole == "" && frac == "" || !digits(whole) || !digits(frac) || hasFrac && frac == "" {
+		return bad("not a number")
+	}
+	if len(whole) > 10 {
+		return bad("too large")
+	}
+	w, _ := strconv.ParseInt("0"+whole, 10, 64)
+	scale, fracDigits := int64(1000), 3
+	if isMilli {
+		scale, fracDigits = 1, 0
+	}
+	frac = strings.TrimRight(frac, "0")
+	if len(frac) > fracDigits {
+		return bad("finer than 1m")
+	}
+	f, _ := strconv.ParseInt("0"+frac+strings.Repeat("0", fracDigits-len(frac)), 10, 64)
+	milli := w*scale + f
+	if milli > MaxMilliCPU {
+		return bad("too large")
+	}
+	return milli, nil
+}
+
+func digits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
