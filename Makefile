@@ -85,6 +85,8 @@ policies: rust-policies ## build and seal every .wasm: built-in policies and tes
 	$(WASM_BUILD) -tags nocall -o host/wasm/testdata/rawguest-nocall.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -o host/wasm/testdata/goinwasm.wasm ./host/wasm/testdata/goinwasm
 	$(WASM_BUILD) -o host/wasm/internal/interrupt/testdata/spin.wasm ./host/wasm/internal/interrupt/testdata/spin
+	$(WASM_BUILD) -o host/abicheck/testdata/faulty.wasm ./host/abicheck/internal/faulty/cmd/faulty
+	$(GO) run ./host/cmd/nriwasm policy seal host/abicheck/testdata/faulty.wasm
 
 rust-deps: ## install Debian's Rust toolchain, wasm32 std and prost crates (apt, only what is missing)
 	bash .ci/rust-deps
@@ -97,9 +99,13 @@ rust-policies: rust-deps ## build and seal the Rust-built .wasm: policies/netdev
 	$(GO) run ./host/cmd/nriwasm policy seal host/wasm/testdata/conformance-rust.wasm
 	$(GO) run ./host/cmd/nriwasm policy seal policies/netdev/netdev.wasm
 
-rust: rust-policies ## test the Rust SDK and the Rust policies natively, build their .wasm, run their Go tests
+rust: rust-policies ## test the Rust SDK, the Rust policies and docs' Rust example natively, build their .wasm, run their Go tests and policy test
 	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package nriwasm
 	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package nriwasm-netdev
+	$(CARGO) test --quiet --locked --manifest-path Cargo.toml --package pin-all
+	$(RUST_WASM) Cargo.toml --package pin-all
+	$(GO) run ./host/cmd/nriwasm policy seal $(RUST_OUT)/pin_all.wasm
+	$(GO) run ./host/cmd/nriwasm policy test $(RUST_OUT)/pin_all.wasm --cache-dir $(RUST_TARGET_DIR)/nriwasm-cache
 	$(GO) test ./policies/netdev/
 	$(GO) test ./host/wasm/ -run TestConformance
 
@@ -153,9 +159,9 @@ buf-breaking:
 	buf breaking --against $(ABI_BASELINE)
 
 check-generated: generate policies ## fail if generated code or .wasm fixtures differ from their sources
-	@git diff --exit-code --stat -- abi policies host/wasm/testdata host/wasm/internal/interrupt/testdata || \
+	@git diff --exit-code --stat -- abi policies host/wasm/testdata host/wasm/internal/interrupt/testdata host/abicheck/testdata || \
 		{ echo "generated files are out of date: run make generate policies and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- abi policies); if [ -n "$$untracked" ]; then \
+	@untracked=$$(git ls-files --others --exclude-standard -- abi policies host/abicheck/testdata); if [ -n "$$untracked" ]; then \
 		echo "untracked generated files: $$untracked"; exit 1; fi
 
 integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, etcd, helm, registry, oras and crane for the integration tests (cached)

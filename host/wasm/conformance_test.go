@@ -242,6 +242,9 @@ func checkMisbehaviourIsContained(t *testing.T, sdk conformanceSDK, module []byt
 			if !strings.Contains(err.Error(), tc.inError) || !strings.Contains(err.Error(), `policy "conformance": CreateContainer`) {
 				t.Fatalf("error %q does not name the policy, the call and %q", err, tc.inError)
 			}
+			if tc.kind == wasm.ErrOutOfMemory && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "limit of 64 MiB")) {
+				t.Fatalf("out-of-memory error is not one line naming the limit: %q", err)
+			}
 			resp, err := client.CreateContainer(context.Background(), createContainer("ok", "X", "y"))
 			if err != nil {
 				t.Fatalf("call on the rebuilt instance: %v", err)

@@ -82,6 +82,31 @@ func (e *CallError) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
+// outOfMemory is the cause of a call that ran out of memory: the limit it hit
+// and the guest runtime's own first line about it (Go's "runtime: out of
+// memory: cannot allocate …", not the goroutine dump that follows).
+func outOfMemory(limit uint64, output string) error {
+	var said string
+	for line := range strings.Lines(output) {
+		line = strings.TrimSpace(line)
+		if strings.Contains(line, "out of memory") || strings.Contains(line, "memory allocation of") {
+			said = line
+			break
+		}
+	}
+	if len(said) > maxTraceFrameBytes {
+		said = said[:maxTraceFrameBytes] + "…"
+	}
+	msg := fmt.Sprintf("linear memory reached its limit of %d MiB (policy.memoryLimit)", limit>>20)
+	if limit%(1<<20) != 0 {
+		msg = fmt.Sprintf("linear memory reached its limit of %d bytes (policy.memoryLimit)", limit)
+	}
+	if said == "" {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s; the guest said %q", msg, said)
+}
+
 // Limits of the Wasm stack trace kept in an error message; the guest's own
 // output usually says more, and Go's generic frame names run to kilobytes.
 const (

@@ -148,7 +148,12 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 	output := in.out.take()
 	if err != nil {
 		in.broken = true
-		return nil, &CallError{Policy: in.name, Method: method, Kind: in.classify(err, output), Err: err, Output: output}
+		kind := in.classify(err, output)
+		if kind == ErrOutOfMemory {
+			// One line instead of the guest runtime's dump of every goroutine.
+			return nil, &CallError{Policy: in.name, Method: method, Kind: kind, Err: outOfMemory(in.opts.memoryLimit, output)}
+		}
+		return nil, &CallError{Policy: in.name, Method: method, Kind: kind, Err: err, Output: output}
 	}
 	in.logOutput(method, output)
 	ptr, length := uint32(in.stack[0]>>32), uint32(in.stack[0])

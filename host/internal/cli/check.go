@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -44,7 +45,12 @@ func defaultCacheDir() string {
 func runCheck(cmd *cobra.Command, f policyFlags) error {
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
-	name, module, err := f.load(ctx, newLogger(cmd.ErrOrStderr(), 0))
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	logger := logr.FromSlogHandler(handler)
+	name, module, err := f.load(ctx, logger)
 	if err != nil {
 		return err
 	}
@@ -60,7 +66,7 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 	}
 
 	start = time.Now()
-	p, err := wasm.Load(ctx, name, module, f.wasmOptions()...)
+	p, err := wasm.Load(ctx, name, module, f.wasmOptions(wasm.WithLogger(logger))...)
 	if err != nil {
 		return err
 	}

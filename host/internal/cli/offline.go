@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -15,19 +17,54 @@ import (
 // policyFlags are the flags of the commands that run a policy off-line, without
 // a runtime: check and simulate.
 type policyFlags struct {
-	policy   string
-	sysfs    string
-	cacheDir string
-	config   string
-	oci      ociFlags
+	policy    string
+	sysfs     string
+	cacheDir  string
+	config    string
+	policyLog string
+	oci       ociFlags
 }
 
 func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name, a .wasm file, or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST)")
+	f.registerInputs(fs)
+}
+
+// registerInputs registers every flag but --policy: for commands that take
+// the policy as an argument.
+func (f *policyFlags) registerInputs(fs *pflag.FlagSet) {
+	fs.StringVar(&f.policyLog, "policy-log", "warn", "show the policy's own log messages from this level up: error, warn, info or debug")
 	fs.StringVar(&f.sysfs, "sysfs", "", `the sysfs tree to read the topology from ("/sys" for this machine; default: the built-in reference 2-socket server)`)
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `cache directory: compiled code, and pulled oci:// policies in its "oci" folder ("" for none)`)
 	fs.StringVar(&f.config, "config", "", "a policy configuration file")
 	f.oci.register(fs)
+}
+
+// logLevel is the slog level of the handler that shows --policy-log's
+// messages. A Wasm policy's info and debug messages arrive as logr's V(2)
+// and V(4) (slog levels -2 and -4, host/wasm hostLog), a native Go policy's
+// as slog's Info and Debug; warn keeps every message of the host at INFO.
+func (f *policyFlags) logLevel() (slog.Level, error) {
+	switch f.policyLog {
+	case "error":
+		return slog.LevelError, nil
+	case "warn", "":
+		return slog.LevelInfo, nil
+	case "info":
+		return slog.LevelInfo - 2, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	}
+	return 0, fmt.Errorf("--policy-log %q: want error, warn, info or debug", f.policyLog)
+}
+
+// logHandler is a text handler on w at --policy-log's level.
+func (f *policyFlags) logHandler(w io.Writer) (slog.Handler, error) {
+	level, err := f.logLevel()
+	if err != nil {
+		return nil, err
+	}
+	return slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}), nil
 }
 
 // inputs reads the policy's configuration (nil without --config) and discovers

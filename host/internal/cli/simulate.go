@@ -72,12 +72,16 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 	if f.sysfs == "" {
 		runner.Machine(referenceMachine)
 	}
-	logs := &warnTee{next: slog.NewTextHandler(cmd.ErrOrStderr(), nil), warn: runner.Warn}
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	logs := &warnTee{next: handler, warn: runner.Warn}
 	var transport abi.Transport
 	if f.native {
 		// The Go policy logs through log/slog's default logger.
 		old := slog.Default()
-		slog.SetDefault(slog.New(logs).With("policy", f.policy)) // as host/wasm names a Wasm policy
+		slog.SetDefault(slog.New(nativeLevels{logs}).With("policy", f.policy)) // as host/wasm names a Wasm policy
 		defer slog.SetDefault(old)
 		r, err := nativePolicy(f.policy)
 		if err != nil {

@@ -55,3 +55,37 @@ func (h *warnTee) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h *warnTee) WithGroup(name string) slog.Handler {
 	return &warnTee{next: h.next.WithGroup(name), warn: h.warn, attrs: h.attrs}
 }
+
+// nativeLevels puts a native Go policy's info messages (slog records with
+// "source"="policy") at the level a Wasm policy's arrive at, logr's V(2)
+// (slog level -2), so --policy-log treats both builds alike.
+type nativeLevels struct{ slog.Handler }
+
+func (h nativeLevels) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, l) || l == slog.LevelInfo
+}
+
+func (h nativeLevels) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo {
+		fromPolicy := false
+		r.Attrs(func(a slog.Attr) bool {
+			fromPolicy = a.Key == "source" && a.Value.String() == "policy"
+			return !fromPolicy
+		})
+		if fromPolicy {
+			r.Level = slog.LevelInfo - 2
+		}
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h nativeLevels) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return nativeLevels{h.Handler.WithAttrs(attrs)}
+}
+
+func (h nativeLevels) WithGroup(name string) slog.Handler {
+	return nativeLevels{h.Handler.WithGroup(name)}
+}

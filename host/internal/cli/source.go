@@ -16,11 +16,12 @@ import (
 	"github.com/nriwasm/nriwasm/host/oci"
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
+	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
 // readPolicy returns a policy module named by a built-in name or a .wasm path,
-// and the name to call it by.
+// and the name to call it by: a sealed module's own name, else the file's.
 func readPolicy(ref string) (name string, module []byte, err error) {
 	if !strings.HasSuffix(ref, ".wasm") && !strings.ContainsRune(ref, os.PathSeparator) {
 		module, ok := builtin.Module(ref)
@@ -32,6 +33,9 @@ func readPolicy(ref string) (name string, module []byte, err error) {
 	module, err = os.ReadFile(ref)
 	if err != nil {
 		return "", nil, fmt.Errorf("read policy: %w", err)
+	}
+	if md, err := wasm.ReadMetadata(module); err == nil && md.GetName() != "" {
+		return md.GetName(), module, nil
 	}
 	return strings.TrimSuffix(ref[strings.LastIndexByte(ref, os.PathSeparator)+1:], ".wasm"), module, nil
 }

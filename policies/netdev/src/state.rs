@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use nriwasm::abi::*;
-use nriwasm::{Description, Error, Policy, Result};
+use nriwasm::kit::json::Json;
+use nriwasm::{Description, Error, Result};
 
 use crate::config::{self, Config};
 use crate::names;
@@ -54,22 +55,6 @@ fn env_name(request: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
         .collect();
     format!("NETDEV_{}_INTERFACE", req)
-}
-
-/// A JSON string literal.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 impl NetDev {
@@ -181,20 +166,13 @@ impl NetDev {
     }
 }
 
+nriwasm::policy! {
 impl Policy for NetDev {
     fn describe(&self) -> Description {
         Description {
             name: "netdev".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             summary: "offers the node's network interfaces as DRA devices".into(),
-            capabilities: vec![
-                Method::Init,
-                Method::Reconfigure,
-                Method::Devices,
-                Method::Allocate,
-                Method::Release,
-                Method::DumpState,
-            ],
         }
     }
 
@@ -278,22 +256,12 @@ impl Policy for NetDev {
     }
 
     fn dump_state(&mut self, _: DumpStateRequest) -> Result<DumpStateResponse> {
-        let devices: Vec<String> = self
-            .nics
-            .iter()
-            .map(|n| format!("{}:{}", json_string(&n.device), json_string(&n.iface.name)))
-            .collect();
-        let claims: Vec<String> = self
-            .claims
-            .iter()
-            .map(|(uid, devs)| {
-                let devs: Vec<String> = devs.iter().map(|d| json_string(d)).collect();
-                format!("{}:[{}]", json_string(uid), devs.join(","))
-            })
-            .collect();
-        let json = format!("{{\"devices\":{{{}}},\"claims\":{{{}}}}}", devices.join(","), claims.join(","));
-        Ok(DumpStateResponse { json: json.into_bytes() })
+        let devices = self.nics.iter().fold(Json::object(), |o, n| o.field(n.device.as_str(), n.iface.name.as_str()));
+        let claims = self.claims.iter().fold(Json::object(), |o, (uid, devs)| o.field(uid.as_str(), devs.clone()));
+        let state = Json::object().field("devices", devices).field("claims", claims);
+        Ok(DumpStateResponse { json: state.into_bytes() })
     }
+}
 }
 
 #[cfg(test)]
@@ -304,10 +272,5 @@ mod tests {
     fn env_names_are_valid() {
         assert_eq!(env_name("nic"), "NETDEV_NIC_INTERFACE");
         assert_eq!(env_name("fast-nic/sub-1"), "NETDEV_FAST_NIC_SUB_1_INTERFACE");
-    }
-
-    #[test]
-    fn json_strings_escape() {
-        assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
     }
 }

@@ -13,8 +13,9 @@
 //   - CreateContainer: the adjustment copies the container's env in reverse order,
 //     sets cpuset_cpus to the annotation "conformance.nriwasm.io/cpuset" and adds
 //     the annotation "conformance.nriwasm.io/seen" with the number of containers
-//     created so far and "conformance.nriwasm.io/first" with the name of the
-//     first one (a string kept from an earlier request). The container's name selects a misbehaviour: "panic" panics,
+//     created since Init (counting those Init's restore lists) and
+//     "conformance.nriwasm.io/first" with the name of the first of them (a
+//     string kept from an earlier request). The container's name selects a misbehaviour: "panic" panics,
 //     "loop" never returns, "oom" allocates without bound, "print" writes to stdout
 //     and stderr and then panics, "refuse" answers ERROR_CODE_RESOURCE_EXHAUSTED
 //     with field "container.name", "log" logs one message per level.
@@ -32,7 +33,8 @@
 //     created so far, and container_ids holding the first container's name once
 //     there is one. It records nothing.
 //   - Every other call records its method name; DumpState answers the list as a
-//     JSON array of strings.
+//     JSON array of strings. A successful Init starts the list, and the counts
+//     above, over.
 package conformance
 
 import (
@@ -86,7 +88,12 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.events = append(p.events, "Init")
+	// Answers depend only on what came since Init (abi/README.md section 11):
+	// the state starts over from the restore journal.
+	p.created, p.first, p.events, p.sink = 0, "", []string{"Init"}, nil
+	for _, c := range r.GetRestore().GetContainers() {
+		p.count(c.GetName())
+	}
 	return &abi.InitResponse{WantsDra: dra}, nil
 }
 
@@ -154,10 +161,7 @@ func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCont
 		policy.Log.Warnf("conformance: warn")
 		policy.Log.Errorf("conformance: error")
 	}
-	p.created++
-	if p.created == 1 {
-		p.first = c.GetName()
-	}
+	p.count(c.GetName())
 	env := slices.Clone(c.GetEnv())
 	slices.Reverse(env)
 	return &abi.CreateContainerResponse{Adjustment: &abi.ContainerAdjustment{
@@ -165,6 +169,14 @@ func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCont
 		Env:         env,
 		Annotations: map[string]string{SeenAnnotation: strconv.Itoa(p.created), FirstAnnotation: p.first},
 	}}, nil
+}
+
+// count counts a created (or restored) container and keeps the first one's name.
+func (p *Policy) count(name string) {
+	p.created++
+	if p.created == 1 {
+		p.first = name
+	}
 }
 
 func (p *Policy) record(method string) { p.events = append(p.events, method) }

@@ -33,9 +33,17 @@ impl<P: Policy> Dispatcher<P> {
     pub fn new(policy: P) -> std::result::Result<Self, String> {
         let desc = policy.describe();
         desc.validate()?;
-        let mut capabilities: Vec<i32> = desc.capabilities.iter().map(|m| *m as i32).collect();
-        capabilities.sort_unstable();
-        capabilities.dedup();
+        let implemented = policy.implemented().ok_or_else(|| {
+            format!(
+                "policy {:?}: write its impl Policy block inside nriwasm::policy! {{ ... }}, which lists the calls it implements",
+                desc.name
+            )
+        })?;
+        let capabilities = crate::policy::capabilities(implemented)
+            .map_err(|e| format!("policy {:?}: {}", desc.name, e))?
+            .into_iter()
+            .map(|m| m as i32)
+            .collect();
         let metadata = PolicyMetadata {
             name: desc.name,
             version: desc.version,

@@ -1,33 +1,33 @@
 //! The Rust SDK for nriwasm resource policies.
 //!
-//! A policy is a `cdylib` crate built for `wasm32-wasi` (or
-//! `wasm32-unknown-unknown`): a type implementing [`Policy`], exported with
-//! [`export_policy!`], and sealed with `nriwasm policy seal`:
+//! A policy is a `cdylib` crate built for `wasm32-wasip1` (`wasm32-wasi` before
+//! Rust 1.78, as Debian's 1.63): a type implementing [`Policy`] inside
+//! [`policy!`], exported with [`export_policy!`], and sealed with `nriwasm
+//! policy seal`. The [`kit`] has what most policies need (CPU sets, topology
+//! maps, configuration decoding, DumpState JSON) and [`testing`] a typed client
+//! for native tests:
 //!
 //! ```no_run
-//! use nriwasm::abi::{CreateContainerRequest, CreateContainerResponse, ContainerAdjustment, InitRequest, InitResponse, Method};
-//! use nriwasm::{Description, Policy, Result};
+//! use nriwasm::abi::{CreateContainerRequest, CreateContainerResponse, ContainerAdjustment, InitRequest, InitResponse};
+//! use nriwasm::kit::CpuSet;
+//! use nriwasm::{Description, Result};
 //!
 //! #[derive(Default)]
-//! struct PinAll { cpus: String }
+//! struct PinAll { cpus: CpuSet }
 //!
-//! impl Policy for PinAll {
-//!     fn describe(&self) -> Description {
-//!         Description {
-//!             name: "pin-all".into(),
-//!             version: "0.1.0".into(),
-//!             summary: "every container gets every CPU".into(),
-//!             capabilities: vec![Method::Init, Method::CreateContainer],
+//! nriwasm::policy! {
+//!     impl Policy for PinAll {
+//!         fn describe(&self) -> Description {
+//!             Description { name: "pin-all".into(), version: "0.1.0".into(), summary: "every container gets every CPU".into() }
 //!         }
-//!     }
-//!     fn init(&mut self, r: InitRequest) -> Result<InitResponse> {
-//!         let cpus = r.topology.unwrap_or_default().cpus;
-//!         self.cpus = cpus.iter().map(|c| c.id.to_string()).collect::<Vec<_>>().join(",");
-//!         Ok(InitResponse::default())
-//!     }
-//!     fn create_container(&mut self, _: CreateContainerRequest) -> Result<CreateContainerResponse> {
-//!         let adjustment = ContainerAdjustment { cpuset_cpus: self.cpus.clone(), ..Default::default() };
-//!         Ok(CreateContainerResponse { adjustment: Some(adjustment), updates: vec![] })
+//!         fn init(&mut self, r: InitRequest) -> Result<InitResponse> {
+//!             self.cpus = r.topology.unwrap_or_default().cpus.iter().map(|c| c.id).collect();
+//!             Ok(InitResponse::default())
+//!         }
+//!         fn create_container(&mut self, _: CreateContainerRequest) -> Result<CreateContainerResponse> {
+//!             let adjustment = ContainerAdjustment { cpuset_cpus: self.cpus.to_string(), ..Default::default() };
+//!             Ok(CreateContainerResponse { adjustment: Some(adjustment), updates: vec![] })
+//!         }
 //!     }
 //! }
 //!
@@ -51,6 +51,8 @@ mod dispatch;
 mod error;
 #[doc(hidden)]
 pub mod exports;
+pub mod kit;
+pub mod testing;
 pub mod log;
 pub mod method;
 mod policy;
@@ -59,8 +61,58 @@ mod updates;
 pub use abi::{ErrorCode, Method};
 pub use dispatch::{Dispatcher, ABI_MAJOR, ABI_MINOR, SDK_NAME};
 pub use error::{Error, Result};
-pub use policy::{is_dns_label, Description, Policy};
+pub use policy::{capabilities, is_dns_label, Description, Policy, HANDLERS};
 pub use updates::{expand_updates, fold_updates, MINOR_GROUPED_UPDATES};
+
+/// Implements [`Policy`] for a type from an `impl Policy for Type { ... }`
+/// block, and records which handlers the block defines: they are the policy's
+/// capabilities, so the list can neither miss a handler that is written (a
+/// `remove_container` that would never be called) nor name one that is not.
+///
+/// ```
+/// use nriwasm::abi::{RemoveContainerRequest, RemoveContainerResponse};
+/// use nriwasm::{Description, Dispatcher, Method, Result};
+///
+/// #[derive(Default)]
+/// struct Quiet;
+///
+/// nriwasm::policy! {
+///     impl Policy for Quiet {
+///         fn describe(&self) -> Description {
+///             Description { name: "quiet".into(), version: "0.1.0".into(), summary: "frees nothing".into() }
+///         }
+///         fn remove_container(&mut self, _: RemoveContainerRequest) -> Result<RemoveContainerResponse> {
+///             Ok(RemoveContainerResponse::default())
+///         }
+///     }
+/// }
+///
+/// let d = Dispatcher::new(Quiet).unwrap();
+/// assert_eq!(d.metadata().capabilities, vec![Method::RemoveContainer as i32]);
+/// ```
+#[macro_export]
+macro_rules! policy {
+    (impl Policy for $ty:ty { $($body:tt)* }) => {
+        impl $crate::Policy for $ty {
+            $($body)*
+
+            fn implemented(&self) -> ::std::option::Option<&'static [&'static str]> {
+                ::std::option::Option::Some($crate::__handler_names!([] $($body)*))
+            }
+        }
+    };
+}
+
+/// The names of the functions of an impl block's items, one item per step
+/// (so a block of every handler stays far below the recursion limit).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __handler_names {
+    ([$($names:expr,)*]) => { &[$($names,)*] };
+    ([$($names:expr,)*] $(#[$meta:meta])* fn $name:ident ($($args:tt)*) $(-> $ret:ty)? $body:block $($rest:tt)*) => {
+        $crate::__handler_names!([$($names,)* stringify!($name),] $($rest)*)
+    };
+}
 
 /// Exports a policy from a `cdylib` crate: the three ABI exports serving the
 /// value `$make` builds (once, when the host first enters the module), and
@@ -69,12 +121,12 @@ pub use updates::{expand_updates, fold_updates, MINOR_GROUPED_UPDATES};
 /// time with the reason.
 ///
 /// ```no_run
-/// # use nriwasm::{Description, Policy};
+/// # use nriwasm::Description;
 /// # #[derive(Default)]
 /// # struct MyPolicy;
-/// # impl Policy for MyPolicy {
+/// # nriwasm::policy! { impl Policy for MyPolicy {
 /// #     fn describe(&self) -> Description { unimplemented!() }
-/// # }
+/// # } }
 /// nriwasm::export_policy!(MyPolicy::default());
 /// ```
 #[macro_export]

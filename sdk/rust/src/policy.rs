@@ -13,17 +13,10 @@ pub struct Description {
     pub version: String,
     /// One line that says what the policy does.
     pub summary: String,
-    /// The calls the policy implements, listed in `Info` and in the module's
-    /// metadata section. Every other call answers its empty response without
-    /// reaching the policy, as the ABI allows; a listed call the policy does not
-    /// implement answers `ERROR_CODE_UNIMPLEMENTED`. `Info` is always served and
-    /// must not be listed.
-    pub capabilities: Vec<Method>,
 }
 
 impl Description {
-    /// Checks the Description's shape: a DNS label name, a version, and
-    /// capabilities that are calls of this ABI.
+    /// Checks the Description's shape: a DNS label name and a version.
     pub fn validate(&self) -> std::result::Result<(), String> {
         if !is_dns_label(&self.name) {
             return Err(format!(
@@ -37,17 +30,40 @@ impl Description {
         if self.version.starts_with('v') {
             return Err(format!("policy {:?}: version {:?} must not start with \"v\"", self.name, self.version));
         }
-        for m in &self.capabilities {
-            if *m == Method::Unspecified || *m == Method::Info {
-                return Err(format!(
-                    "policy {:?}: capability {} is not a call a policy implements (Info is always served)",
-                    self.name,
-                    name(*m as i32)
-                ));
-            }
-        }
         Ok(())
     }
+}
+
+/// The handler each call of the ABI is served by, in method order: what
+/// [`policy!`](crate::policy!) matches the functions of an `impl Policy` block
+/// against.
+pub const HANDLERS: [(&str, Method); 15] = [
+    ("init", Method::Init),
+    ("reconfigure", Method::Reconfigure),
+    ("devices", Method::Devices),
+    ("allocate", Method::Allocate),
+    ("release", Method::Release),
+    ("synchronize", Method::Synchronize),
+    ("run_pod_sandbox", Method::RunPodSandbox),
+    ("create_container", Method::CreateContainer),
+    ("update_container", Method::UpdateContainer),
+    ("stop_container", Method::StopContainer),
+    ("remove_container", Method::RemoveContainer),
+    ("stop_pod_sandbox", Method::StopPodSandbox),
+    ("remove_pod_sandbox", Method::RemovePodSandbox),
+    ("dump_state", Method::DumpState),
+    ("pools", Method::Pools),
+];
+
+/// The calls a policy implements, from the names of the functions its
+/// `impl Policy` block defines ([`Policy::implemented`]), in method order.
+pub fn capabilities(implemented: &[&str]) -> std::result::Result<Vec<Method>, String> {
+    for f in implemented {
+        if *f != "describe" && *f != "implemented" && !HANDLERS.iter().any(|(h, _)| h == f) {
+            return Err(format!("fn {} is not a handler of the Policy trait", f));
+        }
+    }
+    Ok(HANDLERS.iter().filter(|(h, _)| implemented.contains(h)).map(|(_, m)| *m).collect())
 }
 
 /// Reports whether s is a DNS label (RFC 1123): 1–63 characters, lower-case
@@ -64,22 +80,33 @@ pub fn is_dns_label(s: &str) -> bool {
 
 macro_rules! handlers {
     ($( $(#[$doc:meta])* $fn:ident($req:ident) -> $resp:ident = $method:ident; )*) => {
-        /// A policy: its Description and one handler per ABI call. Every handler
-        /// has a default that answers `ERROR_CODE_UNIMPLEMENTED`; implement those
-        /// listed in [`Description::capabilities`]. Calls are strictly sequential,
-        /// so handlers take `&mut self`. Requests arrive owned: keep what you need.
+        /// A policy: its Description and one handler per ABI call. Implement it
+        /// inside [`policy!`](crate::policy!), which lists the handlers the
+        /// block defines: those are the policy's capabilities (in `Info` and
+        /// the metadata section), and every other call answers its empty
+        /// response without reaching the policy, as the ABI allows. So a
+        /// handler written is a handler served, and leaving one out is seen in
+        /// `nriwasm policy inspect`. Calls are strictly sequential, so handlers
+        /// take `&mut self`. Requests arrive owned: keep what you need.
         ///
         /// Until `init` has succeeded every call but `Info` and `Init` answers
         /// `ERROR_CODE_FAILED_PRECONDITION` without reaching the policy.
         pub trait Policy {
             /// Who the policy is. Called once, when the module is loaded.
             fn describe(&self) -> Description;
+            /// The names of the functions the `impl Policy` block defines,
+            /// written by [`policy!`](crate::policy!); `None` (the default)
+            /// for a block written without it, which the Dispatcher refuses.
+            #[doc(hidden)]
+            fn implemented(&self) -> Option<&'static [&'static str]> {
+                None
+            }
             $(
                 $(#[$doc])*
                 fn $fn(&mut self, request: $req) -> Result<$resp> {
                     let _ = request;
                     Err(Error::unimplemented(format!(
-                        "the policy lists {} as a capability but does not implement it",
+                        "{} is not implemented",
                         name(Method::$method as i32)
                     )))
                 }

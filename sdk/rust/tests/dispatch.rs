@@ -6,7 +6,7 @@ use nriwasm::abi::response::Result as Answer;
 use nriwasm::abi::*;
 use nriwasm::{Description, Dispatcher, Error, Policy, Result, SDK_NAME};
 
-/// Implements Init and CreateContainer, and lists Devices without implementing it.
+/// Implements Init and CreateContainer: its capabilities.
 #[derive(Default)]
 struct TestPolicy {
     fail_init: bool,
@@ -15,14 +15,10 @@ struct TestPolicy {
     create_error: Option<Error>,
 }
 
+nriwasm::policy! {
 impl Policy for TestPolicy {
     fn describe(&self) -> Description {
-        Description {
-            name: "test-policy".into(),
-            version: "1.2.3".into(),
-            summary: "a test policy".into(),
-            capabilities: vec![Method::CreateContainer, Method::Init, Method::Devices, Method::Init],
-        }
+        Description { name: "test-policy".into(), version: "1.2.3".into(), summary: "a test policy".into() }
     }
 
     fn init(&mut self, r: InitRequest) -> Result<InitResponse> {
@@ -40,10 +36,7 @@ impl Policy for TestPolicy {
             None => Ok(CreateContainerResponse { adjustment: Some(ContainerAdjustment::default()), updates: vec![] }),
         }
     }
-
-    fn release(&mut self, _: ReleaseRequest) -> Result<ReleaseResponse> {
-        panic!("Release is not a capability: the dispatcher must not call it")
-    }
+}
 }
 
 fn dispatcher(p: TestPolicy) -> Dispatcher<TestPolicy> {
@@ -85,8 +78,8 @@ fn info_answers_the_metadata_before_init() {
             version: "1.2.3".into(),
             abi_major: 1,
             abi_minor: nriwasm::ABI_MINOR,
-            // Sorted and without duplicates.
-            capabilities: vec![Method::Init as i32, Method::Devices as i32, Method::CreateContainer as i32],
+            // The handlers written, in method order.
+            capabilities: vec![Method::Init as i32, Method::CreateContainer as i32],
             description: "a test policy".into(),
             sdk: SDK_NAME.into(),
         }
@@ -162,7 +155,7 @@ fn undecodable_requests_are_invalid_arguments() {
 fn undeclared_calls_answer_empty_without_reaching_the_policy() {
     let mut d = initialized();
     for method in nriwasm::method::CALLS {
-        if matches!(method, Method::Init | Method::CreateContainer | Method::Devices) {
+        if matches!(method, Method::Init | Method::CreateContainer) {
             continue;
         }
         // A valid, non-empty request must not matter.
@@ -177,15 +170,67 @@ fn undeclared_calls_answer_empty_without_reaching_the_policy() {
     }
 }
 
+/// Frees what it placed: RemoveContainer is written, so it is served.
+#[derive(Default)]
+struct Frees {
+    removed: Vec<String>,
+}
+
+nriwasm::policy! {
+impl Policy for Frees {
+    fn describe(&self) -> Description {
+        Description { name: "frees".into(), version: "0.1.0".into(), summary: String::new() }
+    }
+
+    /// Doc comments and attributes on handlers are fine.
+    #[allow(clippy::needless_pass_by_value)]
+    fn remove_container(&mut self, r: RemoveContainerRequest) -> Result<RemoveContainerResponse> {
+        self.removed.push(r.container.unwrap_or_default().id);
+        Ok(RemoveContainerResponse::default())
+    }
+
+    fn create_container(&mut self, _: CreateContainerRequest) -> Result<CreateContainerResponse> {
+        Ok(CreateContainerResponse::default())
+    }
+}
+}
+
 #[test]
-fn a_declared_call_without_a_handler_is_unimplemented() {
-    let mut d = initialized();
-    expect_error(
-        d.dispatch(Method::Devices as i32, &[]),
-        ErrorCode::Unimplemented,
-        "",
-        "the policy lists Devices as a capability but does not implement it",
-    );
+fn capabilities_are_the_handlers_written() {
+    let mut d = Dispatcher::new(Frees::default()).expect("valid");
+    assert_eq!(d.metadata().capabilities, vec![Method::CreateContainer as i32, Method::RemoveContainer as i32]);
+    d.dispatch(Method::Init as i32, &[]);
+    let req = RemoveContainerRequest { container: Some(Container { id: "c1".into(), ..Default::default() }), ..Default::default() };
+    assert!(matches!(d.dispatch(Method::RemoveContainer as i32, &req.encode_to_vec()).result, Some(Answer::RemoveContainer(_))));
+    assert_eq!(d.policy().removed, vec!["c1".to_string()], "RemoveContainer did not reach the policy");
+}
+
+/// Implements Policy by hand, outside nriwasm::policy!.
+struct ByHand;
+
+impl Policy for ByHand {
+    fn describe(&self) -> Description {
+        Description { name: "by-hand".into(), version: "0.1.0".into(), summary: String::new() }
+    }
+
+    fn remove_container(&mut self, _: RemoveContainerRequest) -> Result<RemoveContainerResponse> {
+        Ok(RemoveContainerResponse::default())
+    }
+}
+
+#[test]
+fn a_policy_outside_the_macro_is_refused() {
+    match Dispatcher::new(ByHand) {
+        Ok(_) => panic!("a policy whose handlers the SDK cannot see was accepted"),
+        Err(e) => assert!(e.contains("policy \"by-hand\": write its impl Policy block inside nriwasm::policy!"), "{}", e),
+    }
+}
+
+#[test]
+fn capabilities_refuse_a_function_that_is_no_handler() {
+    assert_eq!(nriwasm::capabilities(&["describe", "dump_state", "init"]), Ok(vec![Method::Init, Method::DumpState]));
+    let e = nriwasm::capabilities(&["remove_containers"]).unwrap_err();
+    assert!(e.contains("fn remove_containers is not a handler"), "{}", e);
 }
 
 #[test]
@@ -219,15 +264,17 @@ fn the_readme_example_bytes() {
 
 struct Described(Description);
 
+nriwasm::policy! {
 impl Policy for Described {
     fn describe(&self) -> Description {
         self.0.clone()
     }
 }
+}
 
 #[test]
 fn invalid_descriptions_are_refused() {
-    let good = Description { name: "ok".into(), version: "1.0.0".into(), summary: String::new(), capabilities: vec![] };
+    let good = Description { name: "ok".into(), version: "1.0.0".into(), summary: String::new() };
     let cases = [
         (Description { name: "Bad".into(), ..good.clone() }, "must be a DNS label"),
         (Description { name: "".into(), ..good.clone() }, "must be a DNS label"),
@@ -235,8 +282,6 @@ fn invalid_descriptions_are_refused() {
         (Description { name: "x".repeat(64), ..good.clone() }, "must be a DNS label"),
         (Description { version: "".into(), ..good.clone() }, "version must not be empty"),
         (Description { version: "v1.0.0".into(), ..good.clone() }, "must not start with \"v\""),
-        (Description { capabilities: vec![Method::Info], ..good.clone() }, "capability Info"),
-        (Description { capabilities: vec![Method::Unspecified], ..good.clone() }, "is not a call"),
     ];
     for (desc, want) in cases {
         match Dispatcher::new(Described(desc.clone())) {

@@ -5,26 +5,23 @@ use prost::Message;
 
 use nriwasm::abi::response::Result as Answer;
 use nriwasm::abi::*;
-use nriwasm::{Description, Dispatcher, Policy, Result};
+use nriwasm::{Description, Dispatcher, Result};
 
 /// Answers every UpdateContainer with `updates`.
 struct Updater {
     updates: Vec<ContainerUpdate>,
 }
 
+nriwasm::policy! {
 impl Policy for Updater {
     fn describe(&self) -> Description {
-        Description {
-            name: "updater".into(),
-            version: "1.0.0".into(),
-            summary: "answers fixed updates".into(),
-            capabilities: vec![Method::UpdateContainer],
-        }
+        Description { name: "updater".into(), version: "1.0.0".into(), summary: "answers fixed updates".into() }
     }
 
     fn update_container(&mut self, _: UpdateContainerRequest) -> Result<UpdateContainerResponse> {
         Ok(UpdateContainerResponse { updates: self.updates.clone() })
     }
+}
 }
 
 fn update(id: &str, cpus: &str, also: &[&str]) -> ContainerUpdate {

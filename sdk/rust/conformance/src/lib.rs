@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use nriwasm::abi::*;
-use nriwasm::method::CALLS;
-use nriwasm::{Description, Error, Policy, Result};
+use nriwasm::{Description, Error, Result};
 
 /// Annotations the policy reads and writes.
 pub const CPUSET_ANNOTATION: &str = "conformance.nriwasm.io/cpuset";
@@ -38,24 +37,40 @@ fn check_config(config: &[u8]) -> Result<bool> {
 }
 
 impl Conformance {
+    /// Counts a created (or restored) container and keeps the first one's name.
+    fn count(&mut self, name: &str) {
+        self.created += 1;
+        if self.created == 1 {
+            self.first = name.to_string();
+        }
+    }
+
     fn record(&mut self, method: &'static str) {
         self.events.push(method);
     }
 }
 
+nriwasm::policy! {
 impl Policy for Conformance {
     fn describe(&self) -> Description {
         Description {
             name: "conformance".into(),
             version: "1.0.0".into(),
             summary: "the ABI conformance reference policy".into(),
-            capabilities: CALLS.to_vec(),
         }
     }
 
     fn init(&mut self, r: InitRequest) -> Result<InitResponse> {
         let wants_dra = check_config(&r.config)?;
+        // Answers depend only on what came since Init: the state starts over
+        // from the restore journal.
+        *self = Conformance::default();
         self.record("Init");
+        if let Some(restore) = &r.restore {
+            for c in &restore.containers {
+                self.count(&c.name);
+            }
+        }
         Ok(InitResponse { wants_dra })
     }
 
@@ -134,10 +149,7 @@ impl Policy for Conformance {
             }
             _ => {}
         }
-        self.created += 1;
-        if self.created == 1 {
-            self.first = c.name.clone();
-        }
+        self.count(&c.name);
         let mut env = c.env;
         env.reverse();
         Ok(CreateContainerResponse {
@@ -232,6 +244,7 @@ impl Policy for Conformance {
         let names: Vec<String> = self.events.iter().map(|e| format!("\"{}\"", e)).collect();
         Ok(DumpStateResponse { json: format!("[{}]", names.join(",")).into_bytes() })
     }
+}
 }
 
 nriwasm::export_policy!(Conformance::default());

@@ -1,0 +1,222 @@
+package abicheck_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/abicheck"
+	"github.com/nriwasm/nriwasm/host/abicheck/internal/faulty"
+	"github.com/nriwasm/nriwasm/host/topology"
+	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/policies/builtin"
+	"github.com/nriwasm/nriwasm/policies/netdev"
+	"github.com/nriwasm/nriwasm/policies/topologyaware"
+	"github.com/nriwasm/nriwasm/sdk/go/conformance"
+	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// cacheDir is one compilation cache for the test binary.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "abicheck-test")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// desktop is an 8-CPU, one-socket machine's topology.
+func desktop(t *testing.T) *abi.Topology {
+	t.Helper()
+	dir := t.TempDir()
+	if err := topologytest.Desktop1Socket().Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
+func options(t *testing.T, config string) abicheck.Options {
+	return abicheck.Options{Topology: desktop(t), Config: []byte(config),
+		Wasm: []wasm.Option{wasm.WithCacheDir(cacheDir), wasm.WithLogger(logr.Discard())}}
+}
+
+func nativeOf(newPolicy func() policy.Policy) func() (abi.Transport, error) {
+	return func() (abi.Transport, error) { return native.New(newPolicy()) }
+}
+
+func readFixture(t *testing.T, path string) []byte {
+	t.Helper()
+	module, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v: run make policies", err)
+	}
+	return module
+}
+
+// faultyModule is the faulty policy's .wasm.
+func faultyModule(t *testing.T) []byte {
+	return readFixture(t, filepath.Join("testdata", "faulty.wasm"))
+}
+
+func builtinModule(name string) func(*testing.T) []byte {
+	return func(t *testing.T) []byte {
+		m, ok := builtin.Module(name)
+		if !ok {
+			t.Fatalf("policies/builtin lacks %s.wasm: run make policies", name)
+		}
+		return m
+	}
+}
+
+// TestOurPoliciesPass: the built-in policies, netdev, the Rust conformance
+// fixture and the faulty policy without a fault pass every check, the Go ones
+// also against their native build.
+func TestOurPoliciesPass(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		module func(*testing.T) []byte
+		native func() policy.Policy
+	}{
+		{"conformance", builtinModule("conformance"), func() policy.Policy { return &conformance.Policy{} }},
+		{"topology-aware", builtinModule("topology-aware"), func() policy.Policy { return topologyaware.New() }},
+		{"balloons", builtinModule("balloons"), func() policy.Policy { return balloons.New() }},
+		{"netdev", func(*testing.T) []byte { return netdev.Module }, nil},
+		{"conformance-rust", func(t *testing.T) []byte {
+			return readFixture(t, filepath.Join("..", "wasm", "testdata", "conformance-rust.wasm"))
+		}, nil},
+		{"faulty", faultyModule, func() policy.Policy { return &faulty.Policy{} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options(t, "")
+			if tc.native != nil {
+				o.Native = nativeOf(tc.native)
+			}
+			results, err := abicheck.Run(context.Background(), tc.name, tc.module(t), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := results.Err(); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{abicheck.Handshake, abicheck.Describe, abicheck.EmptyCalls, abicheck.Determinism,
+				abicheck.RestoreAfterRebuild, abicheck.AnswersWithinLimits}
+			if tc.native != nil {
+				want = append(want, abicheck.Native)
+			}
+			var ran []string
+			for _, r := range results {
+				ran = append(ran, r.Check)
+			}
+			if !slices.Equal(ran, want) {
+				t.Fatalf("ran %v, want %v", ran, want)
+			}
+		})
+	}
+}
+
+// patched returns module with the first occurrence of old replaced by new (of
+// the same length).
+func patched(t *testing.T, module []byte, old, new string) []byte {
+	t.Helper()
+	i := bytes.Index(module, []byte(old))
+	if i < 0 || len(old) != len(new) {
+		t.Fatalf("cannot patch %q into %q", old, new)
+	}
+	out := slices.Clone(module)
+	copy(out[i:], new)
+	return out
+}
+
+// TestEachCheckCatchesItsFault: a module that breaks one check fails that
+// check alone, and the error names it.
+func TestEachCheckCatchesItsFault(t *testing.T) {
+	good := faultyModule(t)
+	goldenOf := func(t *testing.T) []byte {
+		// The report of a good run, with one decision changed.
+		results, err := abicheck.Run(context.Background(), "faulty", good, options(t, ""))
+		if err != nil || results.Err() != nil {
+			t.Fatalf("good run: %v, %v", err, results.Err())
+		}
+		golden, err := abicheck.Report(context.Background(), "faulty", good, options(t, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Replace(golden, []byte(`cpus: "1"`), []byte(`cpus: "7"`), 1)
+	}
+	for _, tc := range []struct {
+		check  string
+		module func(*testing.T) []byte
+		config string
+		opts   func(*testing.T, *abicheck.Options)
+		want   string
+	}{
+		{check: abicheck.Handshake, want: `missing export "nriwasm_abi_version"`,
+			module: func(t *testing.T) []byte { return patched(t, good, abi.ExportABIVersion, "nriwasm_abi_versioX") }},
+		{check: abicheck.Describe, want: "not sealed",
+			module: func(t *testing.T) []byte { return patched(t, good, abi.MetadataSection, "nriwasm.metadatX") }},
+		{check: abicheck.EmptyCalls, config: "fault=nil-container", want: "an empty CreateContainer request"},
+		{check: abicheck.Determinism, config: "fault=dump-calls", want: "DumpState differs"},
+		{check: abicheck.RestoreAfterRebuild, config: "fault=forget", want: "rebuilt from the journal"},
+		{check: abicheck.AnswersWithinLimits, config: "fault=huge-env", want: "CreateContainer"},
+		{check: abicheck.Golden, want: `the golden file: "        cpus: \"7\""`,
+			opts: func(t *testing.T, o *abicheck.Options) { o.Golden = goldenOf(t) }},
+		{check: abicheck.Native, config: "fault=native-differs", want: "the native build",
+			opts: func(t *testing.T, o *abicheck.Options) {
+				o.Native = nativeOf(func() policy.Policy { return &faulty.Policy{} })
+			}},
+	} {
+		t.Run(tc.check, func(t *testing.T) {
+			module := good
+			if tc.module != nil {
+				module = tc.module(t)
+			}
+			o := options(t, tc.config)
+			if tc.opts != nil {
+				tc.opts(t, &o)
+			}
+			results, err := abicheck.Run(context.Background(), "faulty", module, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed := results.Failed(); !slices.Equal(failed, []string{tc.check}) {
+				t.Fatalf("failed %v, want only %s: %v", failed, tc.check, results.Err())
+			}
+			msg := results.Err().Error()
+			if !strings.HasPrefix(msg, tc.check+": ") || !strings.Contains(msg, tc.want) {
+				t.Fatalf("error %q does not name %s or lacks %q", msg, tc.check, tc.want)
+			}
+		})
+	}
+}
+
+// TestBadOptions: a missing topology and a scenario that does not parse are
+// the caller's errors, not the module's.
+func TestBadOptions(t *testing.T) {
+	if _, err := abicheck.Run(context.Background(), "x", nil, abicheck.Options{}); err == nil || !strings.Contains(err.Error(), "Topology") {
+		t.Errorf("no topology: %v", err)
+	}
+	o := options(t, "")
+	o.Scenario = []byte("steps: [{nope: {}}]")
+	if _, err := abicheck.Run(context.Background(), "x", nil, o); err == nil || !strings.Contains(err.Error(), "scenario") {
+		t.Errorf("bad scenario: %v", err)
+	}
+}
