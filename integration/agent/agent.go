@@ -71,6 +71,10 @@ type Options struct {
 	Sysfs string
 	// ReadyTimeout bounds each start until /readyz answers 200; default 2m.
 	ReadyTimeout time.Duration
+	// MetricsAddress is --metrics-address; default 127.0.0.1:0 (a free port,
+	// read from the agent's log). Two agents given one fixed address share
+	// it as two pods on the host network do.
+	MetricsAddress string
 }
 
 // Agent is a running (or stopped) `nriwasm run`.
@@ -119,6 +123,9 @@ func Start(t testing.TB, o Options) *Agent {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 2 * time.Minute
 	}
+	if o.MetricsAddress == "" {
+		o.MetricsAddress = "127.0.0.1:0"
+	}
 	dir := t.TempDir()
 	a := &Agent{
 		StateDir: o.StateDir,
@@ -129,7 +136,7 @@ func Start(t testing.TB, o Options) *Agent {
 	// Port 0: the agent picks a free port and logs it ("agent started …
 	// metrics=127.0.0.1:N"), so parallel tests never race for one.
 	a.args = []string{"run", "--nri-socket", o.NRISocket, "--sysfs", o.Sysfs,
-		"--state-dir", o.StateDir, "--metrics-address", "127.0.0.1:0"}
+		"--state-dir", o.StateDir, "--metrics-address", o.MetricsAddress}
 	if o.Policy != "" {
 		a.args = append(a.args, "--policy", o.Policy)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/integration/agent"
 	"github.com/nriwasm/nriwasm/integration/containerd"
+	"github.com/nriwasm/nriwasm/integration/kubeapi"
 )
 
 // reservedConfig is the agent's configuration with the topology-aware
@@ -227,6 +228,67 @@ func TestAgentSurgeHandoff(t *testing.T) {
 		t.Error(err)
 	}
 	e.unchanged(t, before, "after the handoff")
+	e.a = next
+	e.run(t, bestEffort)
+	e.check(t)
+}
+
+// TestAgentSurgeHandoffOnHostNetwork: with hostNetwork (the chart's
+// hostNetwork: true) both agents of a surge upgrade bind one fixed metrics
+// port, which the old agent holds until it exits. The standby does not exit
+// on "address in use": it stands by, is ready (the probes reach the old agent
+// meanwhile), and once the old agent has gone it takes over the state
+// directory, binds the port and serves its own probes and metrics.
+func TestAgentSurgeHandoffOnHostNetwork(t *testing.T) {
+	ports, err := kubeapi.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	fixed := func(o *agent.Options) { o.MetricsAddress = addr }
+	e := newEnv(t, "", fixed)
+	e.run(t, burstable)
+	before, _ := e.check(t)
+	// Start returns at the first 200 from /readyz on the shared port, which
+	// the first agent may answer before the second has logged anything.
+	next := agent.Start(t, agent.Options{Binary: binary, NRISocket: e.c.NRISocket, StateDir: e.a.StateDir, MetricsAddress: addr})
+	next.Eventually(t, checkTimeout, func() string {
+		if next.LogCount("STANDBY") != 1 || next.LogCount("metrics address in use") != 1 {
+			return "waiting for the second agent to stand by and find the port in use"
+		}
+		return ""
+	})
+	if next.LogCount("journal restored") != 0 {
+		t.Fatalf("the second agent is not hands-off:\n%s", next.StartLog())
+	}
+	time.Sleep(2 * time.Second) // retries of the port in use: it must keep standing by
+	if !next.Running() {
+		t.Fatalf("the second agent exited while the first held the port:\n%s", next.StartLog())
+	}
+	e.a.Stop(t)
+	next.Eventually(t, checkTimeout, func() string {
+		if next.LogCount("took over the state directory") != 1 || next.LogCount("metrics address bound") != 1 || len(logLines(next, "msg=synchronized")) == 0 {
+			return "waiting for the second agent to take over, bind the port and synchronize"
+		}
+		return ""
+	})
+	// The first agent has exited: whatever answers on the port is the second.
+	if err := next.Ready(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	met, err := next.Metrics(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second agent's own metrics: connected, and the policy's pools
+	// (topology-aware's Pools call) holding the burstable container.
+	if v := met.Sum("nriwasm_nri_connected"); v != 1 {
+		t.Errorf("nriwasm_nri_connected = %v, want 1 from the second agent", v)
+	}
+	if v := met.Sum("nriwasm_pool_containers"); v < 1 {
+		t.Errorf("nriwasm_pool_containers sums to %v, want the burstable container in a pool", v)
+	}
+	e.unchanged(t, before, "after the handoff on the host network")
 	e.a = next
 	e.run(t, bestEffort)
 	e.check(t)

@@ -111,7 +111,7 @@ type env struct {
 // newEnv starts containerd, then the agent with policy ("" for the
 // default) and its default configuration, and waits until it is ready.
 // Cleanup kills the agent, then tears containerd down.
-func newEnv(t *testing.T, policy string) *env {
+func newEnv(t *testing.T, policy string, opts ...func(*agent.Options)) *env {
 	t.Helper()
 	online, err := containerd.OnlineCPUs()
 	if err != nil {
@@ -123,7 +123,11 @@ func newEnv(t *testing.T, policy string) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	c := containerd.Start(t, containerd.Options{})
-	a := agent.Start(t, agent.Options{Binary: binary, NRISocket: c.NRISocket, Policy: policy})
+	o := agent.Options{Binary: binary, NRISocket: c.NRISocket, Policy: policy}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a := agent.Start(t, o)
 	t.Logf("agent ready after %v (cold compilation cache); metrics at %s", a.ReadyAfter, a.MetricsURL)
 	return &env{
 		ctx: ctx, c: c, a: a, policy: cmp.Or(policy, "topology-aware"), online: online,

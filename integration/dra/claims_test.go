@@ -14,9 +14,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/dynamic-resource-allocation/cel"
-	"k8s.io/dynamic-resource-allocation/structured"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
@@ -64,62 +61,6 @@ func policyManager(t testing.TB, nodeName string) *resmgr.Manager {
 	return m
 }
 
-// classLister serves DeviceClasses from the API server to the allocator.
-type classLister struct{ s *kubeapi.Server }
-
-func (l classLister) List() ([]*resourcev1.DeviceClass, error) {
-	list, err := l.s.Client().ResourceV1().DeviceClasses().List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*resourcev1.DeviceClass, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
-	}
-	return out, nil
-}
-
-func (l classLister) Get(name string) (*resourcev1.DeviceClass, error) {
-	return l.s.Client().ResourceV1().DeviceClasses().Get(context.Background(), name, metav1.GetOptions{})
-}
-
-// allocate runs the scheduler's allocator for claim on node against the
-// slices on the API server and stores the allocation as the scheduler would.
-func allocate(t testing.TB, s *kubeapi.Server, claim *resourcev1.ResourceClaim, nodeName string) *resourcev1.ResourceClaim {
-	t.Helper()
-	ctx := context.Background()
-	list, err := s.Client().ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var slices []*resourcev1.ResourceSlice
-	for i := range list.Items {
-		slices = append(slices, &list.Items[i])
-	}
-	features := structured.Features{ConsumableCapacity: true, PartitionableDevices: true, DeviceTaints: true}
-	alloc, err := structured.NewAllocator(ctx, features, structured.AllocatedState{
-		AllocatedDevices: sets.New[structured.DeviceID](), AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
-		AggregatedCapacity: structured.NewConsumedCapacityCollection(),
-	}, classLister{s}, slices, cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := s.Client().CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	results, err := alloc.Allocate(ctx, node, []*resourcev1.ResourceClaim{claim})
-	if err != nil || len(results) != 1 {
-		t.Fatalf("the allocator found no allocation (%v) in %d slices", err, len(slices))
-	}
-	claim.Status.Allocation = &results[0]
-	claim, err = s.Client().ResourceV1().ResourceClaims(claim.Namespace).UpdateStatus(ctx, claim, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatalf("storing the allocation: %v", err)
-	}
-	return claim
-}
-
 // TestAClaimAllocatedFromOurSlicesPrepares: the real policy's devices are
 // published by the driver's service account; the scheduler's allocator picks
 // one through a DeviceClass with a CEL selector; kubelet's Prepare runs the
@@ -154,7 +95,7 @@ func TestAClaimAllocatedFromOurSlicesPrepares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claim = allocate(t, s, claim, nodeName)
+	claim = s.Allocate(t, claim, nodeName)
 	if r := claim.Status.Allocation.Devices.Results; len(r) != 1 || r[0].Device != "cpudevnuma002" || r[0].Pool != nodeName {
 		t.Fatalf("allocated %+v, want cpudevnuma002 of pool %s", r, nodeName)
 	}

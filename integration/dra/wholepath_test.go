@@ -127,7 +127,7 @@ dra:
 	if err != nil {
 		t.Fatal(err)
 	}
-	claim = allocate(t, s, claim, nodeName)
+	claim = s.Allocate(t, claim, nodeName)
 	ref := kubelettest.Claim{Namespace: ns, Name: claim.Name, UID: string(claim.UID)}
 	resp, err := plugin.Prepare(ctx, ref)
 	if err != nil {

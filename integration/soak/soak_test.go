@@ -4,8 +4,9 @@
 // real containerd and runc for a while under random pod churn of every QoS
 // class, SIGKILLs of the agent, containerd restarts and live configuration
 // changes, and after every step checks the real cgroups against the agent's
-// journal and containerd's record. `make soak` runs it; SOAK_DURATION sets
-// how long (default 10m).
+// journal and containerd's record. The policy is topology-aware with faults
+// (testdata/trapping): pods of some names make it trap. `make soak` runs it;
+// SOAK_DURATION sets how long (default 10m).
 package soak
 
 import (
@@ -13,6 +14,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,9 +24,11 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/integration/agent"
 	"github.com/nriwasm/nriwasm/integration/containerd"
+	"github.com/nriwasm/nriwasm/integration/kubeapi"
 )
 
-var binary string
+// binary is the nriwasm binary; trapping the policy module with faults.
+var binary, trapping string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "nriwasm-soak-")
@@ -37,7 +42,20 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		return m.Run()
+		// Named like the policy it wraps: the agent names the policy, and its
+		// DRA driver, after the file.
+		if err := os.Mkdir(filepath.Join(dir, "trapping"), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		trapping = filepath.Join(dir, "trapping", "topology-aware.wasm")
+		build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", trapping, "./testdata/trapping")
+		build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building the trapping policy: %v\n%s", err, out)
+			return 1
+		}
+		return kubeapi.Main(m) // stops the API server of the DRA part, if it started
 	}()
 	os.Exit(code)
 }
@@ -46,9 +64,13 @@ func TestMain(m *testing.M) {
 const settle = 30 * time.Second
 
 // config is the agent's configuration with the topology-aware policy's
-// reserved CPUs.
-func config(reserved string) string {
-	return "policy:\n  name: topology-aware\n  config:\n    reservedResources:\n      cpu: \"cpuset:" + reserved + "\"\n"
+// reserved CPUs, and DRA on with the DRA part.
+func (s *soak) config(reserved string) string {
+	c := "policy:\n  name: topology-aware\n  config:\n    reservedResources:\n      cpu: \"cpuset:" + reserved + "\"\n"
+	if s.dra != nil {
+		c += policyConfig + s.dra.config()
+	}
+	return c
 }
 
 // live is a container the soak runs.
@@ -67,8 +89,10 @@ type soak struct {
 	cpus   []int
 	ctrs   map[string]live // by container id
 	n      int             // pods created
+	dra    *draSoak        // nil with SOAK_DRA=0
 
 	events, faults, checks, violations int
+	traps                              map[string]int // pods made to trap, by kind
 	reconnects                         []time.Duration
 	reserved                           int
 }
@@ -95,12 +119,21 @@ func TestSoak(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d+10*time.Minute)
 	defer cancel()
-	s := &soak{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, seed)), online: online, ctrs: map[string]live{}}
+	s := &soak{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, seed)), online: online, ctrs: map[string]live{}, traps: map[string]int{}}
 	for _, c := range online.Sorted() {
 		s.cpus = append(s.cpus, int(c))
 	}
-	s.c = containerd.Start(t, containerd.Options{})
-	s.a = agent.Start(t, agent.Options{Binary: binary, NRISocket: s.c.NRISocket, Config: config(fmt.Sprint(s.cpus[0]))})
+	opts := containerd.Options{}
+	if os.Getenv("SOAK_DRA") != "0" {
+		s.dra = newDRASoak(s)
+		opts = s.dra.containerdOptions()
+	}
+	s.c = containerd.Start(t, opts)
+	s.a = agent.Start(t, agent.Options{Binary: binary, NRISocket: s.c.NRISocket, Policy: trapping, Config: s.config(fmt.Sprint(s.cpus[0]))})
+	if s.dra != nil {
+		s.dra.register(s)
+		s.dra.waitForSlices(s)
+	}
 	end := time.Now().Add(d)
 	for time.Now().Before(end) && !t.Failed() {
 		s.step()
@@ -108,6 +141,16 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("FIGURE soak %v on %d CPUs (cgroup v2: %v): %d events, %d faults injected, %d checks, %d violations",
 		d, online.Size(), containerd.CgroupV2(), s.events, s.faults, s.checks, s.violations)
+	log := s.a.Log()
+	trapped, rebuilt := strings.Count(log, "trapping: fault injected"), strings.Count(log, "policy instance rebuilt")
+	t.Logf("FIGURE soak pods whose calls trap: %d trapone (retried on a rebuilt instance), %d trapall (fail-open); %d traps, %d instances rebuilt",
+		s.traps["trapone"], s.traps["trapall"], trapped, rebuilt)
+	if s.traps["trapone"]+s.traps["trapall"] > 0 && (trapped == 0 || rebuilt == 0) {
+		t.Errorf("%d pods were made to trap, but the agent logged %d traps and %d rebuilds", s.traps["trapone"]+s.traps["trapall"], trapped, rebuilt)
+	}
+	if s.dra != nil {
+		t.Logf("FIGURE soak DRA claims: %d prepared, %d unprepared, %d not prepared (no CPU left to claim)", s.dra.prepared, s.dra.unprepared, s.dra.refused)
+	}
 	t.Logf("FIGURE soak containerd restart to agent reconnected: %v", s.reconnects)
 	if s.violations > 0 {
 		t.Errorf("%d violations", s.violations)
@@ -117,8 +160,16 @@ func TestSoak(t *testing.T) {
 // step does one random thing: mostly pod churn, now and then a fault.
 func (s *soak) step() {
 	s.events++
+	if s.dra != nil && s.rng.IntN(8) == 0 {
+		if len(s.dra.claims) > 0 {
+			s.dra.unprepare(s)
+		} else {
+			s.dra.prepare(s)
+		}
+		return
+	}
 	switch r := s.rng.IntN(100); {
-	case r < 45 || len(s.ctrs) == 0:
+	case r < 45 || len(s.ctrs) == len(s.claimed()):
 		s.runPod()
 	case r < 85:
 		s.removePod()
@@ -126,6 +177,9 @@ func (s *soak) step() {
 		s.faults++
 		s.a.Kill(s.t)
 		s.a.Restart(s.t)
+		if s.dra != nil {
+			s.dra.register(s)
+		}
 		s.t.Logf("event %d: agent SIGKILLed and restarted", s.events)
 	case r < 96:
 		s.faults++
@@ -143,7 +197,7 @@ func (s *soak) step() {
 	default:
 		s.faults++
 		s.reserved = (s.reserved + 1) % len(s.cpus)
-		if err := s.a.WriteConfig(config(fmt.Sprint(s.cpus[s.reserved]))); err != nil {
+		if err := s.a.WriteConfig(s.config(fmt.Sprint(s.cpus[s.reserved]))); err != nil {
 			s.t.Fatal(err)
 		}
 		time.Sleep(500 * time.Millisecond) // the watcher's debounce and the policy's answer
@@ -160,7 +214,19 @@ func (s *soak) runPod() {
 	if s.rng.IntN(8) == 0 {
 		ns = "kube-system"
 	}
-	pod, err := s.c.RunPodSandbox(s.ctx, containerd.PodOptions{Name: fmt.Sprintf("p%d", s.n), Namespace: ns, QOS: qos})
+	name := fmt.Sprintf("p%d", s.n)
+	// 1 in 8 pods make the policy trap: 2 in 3 of those once per call, the
+	// others on every call (testdata/trapping).
+	if r := s.rng.IntN(24); r < 3 {
+		kind := "trapone"
+		if r == 2 {
+			kind = "trapall"
+		}
+		s.traps[kind]++
+		s.faults++
+		name = kind + "-" + name
+	}
+	pod, err := s.c.RunPodSandbox(s.ctx, containerd.PodOptions{Name: name, Namespace: ns, QOS: qos})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -178,15 +244,29 @@ func (s *soak) runPod() {
 	s.ctrs[id] = live{pod: pod, qos: qos}
 }
 
+// claimed are the containers that use a DRA claim.
+func (s *soak) claimed() map[string]*soakClaim {
+	if s.dra == nil {
+		return nil
+	}
+	return s.dra.claims
+}
+
+// removePod removes a random pod, but none whose container uses a claim:
+// those go with their claim (draSoak.unprepare).
 func (s *soak) removePod() {
 	ids := slices.Sorted(func(yield func(string) bool) {
 		for id := range s.ctrs {
-			if !yield(id) {
+			if _, ok := s.claimed()[id]; !ok && !yield(id) {
 				return
 			}
 		}
 	})
-	id := ids[s.rng.IntN(len(ids))]
+	s.removeContainer(ids[s.rng.IntN(len(ids))])
+}
+
+// removeContainer stops and removes container id's pod.
+func (s *soak) removeContainer(id string) {
 	l := s.ctrs[id]
 	if err := s.c.StopPodSandbox(s.ctx, l.pod.ID); err != nil {
 		s.t.Fatal(err)
@@ -278,6 +358,9 @@ func (s *soak) verify() string {
 				bad = append(bad, fmt.Sprintf("%s (Guaranteed, exclusive %v) overlaps %s (%v)", id, sets[id], other, set))
 			}
 		}
+	}
+	if s.dra != nil {
+		bad = append(bad, s.dra.verify(sets)...)
 	}
 	slices.Sort(bad)
 	return strings.Join(bad, "\n")

@@ -10,6 +10,7 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
+	"sigs.k8s.io/yaml"
 )
 
 // Config is the policy's configuration, with nri-plugins' field names.
@@ -256,7 +257,34 @@ func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
+	if err := cfg.refuseCompositeClasses(raw); err != nil {
+		return nil, nil, err
+	}
 	return cfg, warnings, nil
+}
+
+// refuseCompositeClasses refuses a composite balloon type with a cpuClass,
+// as nri-plugins does (balloons-policy.go, setConfig's validation: "composite
+// balloon %q cannot have CpuClasses"), although cpuClass is otherwise
+// accepted and not applied: a configuration nri-plugins refuses is refused
+// here too. The field is read apart because Decode drops ignored fields; an
+// empty cpuClass is no class, as there.
+func (c *Config) refuseCompositeClasses(raw []byte) error {
+	var classes struct {
+		BalloonTypes []struct {
+			CPUClass any `json:"cpuClass"`
+		} `json:"balloonTypes"`
+	}
+	if err := yaml.Unmarshal(raw, &classes); err != nil {
+		return policyconfig.Errorf(field(), "%v", err) // Decode read it already
+	}
+	for i, t := range classes.BalloonTypes {
+		if i >= len(c.BalloonTypes) || len(c.BalloonTypes[i].Components) == 0 || t.CPUClass == nil || t.CPUClass == "" {
+			continue
+		}
+		return policyconfig.Errorf(field("balloonTypes", i, "cpuClass"), "a composite balloon type cannot have a CPU class (nri-plugins refuses it): set it on the component types")
+	}
+	return nil
 }
 
 func field(parts ...any) string { return policyconfig.Path(policyconfig.Root, parts...) }

@@ -55,6 +55,8 @@ func TestParseConfigErrors(t *testing.T) {
 			"config.balloonTypes[0].components[0].balloonType", "publishes DRA devices"},
 		{"reservedResources: {cpu: 'cpuset:0'}\nballoonTypes: [{name: reserved, components: [{balloonType: b}]}, {name: b}]",
 			"config.reservedResources.cpu", "composite reserved"},
+		// cpuClass is ignored, but as nri-plugins a composite type may not have one.
+		{"balloonTypes: [{name: b}, {name: a, cpuClass: turbo, components: [{balloonType: b}]}]", "config.balloonTypes[1].cpuClass", "composite balloon type cannot have a CPU class"},
 		{"balloonTypes: [{name: a, publishDRADevices: true, maxCPUs: 2, minCPUs: 1}]", "config.balloonTypes[0].maxBalloons", "maxBalloons ≥ 1"},
 		{"balloonTypes: [{name: a, publishDRADevices: true, maxBalloons: 2, minCPUs: 1}]", "config.balloonTypes[0].maxCPUs", "maxCPUs ≥ 1"},
 		{"balloonTypes: [{name: reserved, publishDRADevices: true}]", "config.balloonTypes[0].publishDRADevices", "reserved"},
@@ -196,6 +198,7 @@ var nriPluginsFields = []struct {
 	{"balloonTypes.hideHyperthreads", "balloonTypes: [{name: a, hideHyperthreads: true}]", ""},
 	{"balloonTypes.allocatorTopologyBalancing", "balloonTypes: [{name: a, allocatorTopologyBalancing: true}]", ""},
 	{"balloonTypes.cpuClass", "balloonTypes: [{name: a, cpuClass: turbo}]", "ignored:config.balloonTypes[0].cpuClass"},
+	{"balloonTypes.cpuClass.composite", "balloonTypes: [{name: a, components: [{balloonType: b}]}, {name: b, cpuClass: turbo}]", "ignored:config.balloonTypes[1].cpuClass"},
 	{"balloonTypes.loads", "balloonTypes: [{name: a, loads: [avx]}]", "refused:config.balloonTypes[0].loads"},
 	{"balloonTypes.minBalloons", "balloonTypes: [{name: a, minBalloons: 1}]", ""},
 	{"balloonTypes.maxBalloons", "balloonTypes: [{name: a, maxBalloons: 2}]", ""},

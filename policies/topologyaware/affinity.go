@@ -1,10 +1,12 @@
 package topologyaware
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/sdk/go/policy"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -66,9 +68,10 @@ func (m inNamespace) Matches(pod *abi.PodSandbox, c *abi.Container) bool {
 // affinities are container c's affinities: those its pod's affinity and
 // anti-affinity annotations give it, else the implicit ones the
 // configuration enables (nri-plugins adds colocatePods' and
-// colocateNamespaces' only to a container without explicit ones). An
-// annotation that is not in the simple form is ignored with a warning.
-func (cfg *Config) affinities(pod *abi.PodSandbox, c *abi.Container) []affinity {
+// colocateNamespaces' only to a container without explicit ones). A
+// malformed annotation is INVALID_ARGUMENT naming it: nri-plugins fails the
+// allocation too.
+func (cfg *Config) affinities(pod *abi.PodSandbox, c *abi.Container) ([]affinity, error) {
 	var list []affinity
 	for _, a := range []struct {
 		key    string
@@ -80,13 +83,12 @@ func (cfg *Config) affinities(pod *abi.PodSandbox, c *abi.Container) []affinity 
 		}
 		parsed, err := parseAffinity(pod, v, a.weight)
 		if err != nil {
-			policy.Log.Warnf("container %s: annotation %s ignored: only the simple form (container: [containers]) is implemented, not scope/match expressions: %v", c.GetId(), a.key, err)
-			continue
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "pod.annotations["+a.key+"]", "%v", err)
 		}
 		list = append(list, parsed[c.GetName()]...)
 	}
 	if len(list) > 0 {
-		return list
+		return list, nil
 	}
 	if cfg.ColocatePods {
 		list = append(list, affinity{scope: inPod(pod.GetName()), match: always{}, weight: implicitWeight})
@@ -94,17 +96,21 @@ func (cfg *Config) affinities(pod *abi.PodSandbox, c *abi.Container) []affinity 
 	if cfg.ColocateNamespaces {
 		list = append(list, affinity{scope: always{}, match: inNamespace(namespaceOf(pod, c)), weight: implicitWeight})
 	}
-	return list
+	return list, nil
 }
 
-// parseAffinity reads an affinity annotation's value, by container name, in
-// nri-plugins' simple form: a map of container names to the names of the
-// containers of the same pod each has affinity to. Affinity there is
-// symmetric: "a: [b]" also gives b affinity to a.
+// parseAffinity reads an affinity annotation's value, by container name.
+// nri-plugins' simple form is a map of container names to the names of the
+// containers of the same pod each has affinity to; affinity there is
+// symmetric: "a: [b]" also gives b affinity to a. Its full form maps
+// container names to lists of {scope, match, weight}: scope defaults to the
+// pod's containers, weight to the annotation's (1, or -1 for
+// anti-affinity), a weight given in an anti-affinity is negated, and
+// weights are clamped to ±1000.
 func parseAffinity(pod *abi.PodSandbox, value string, weight int32) (map[string][]affinity, error) {
 	var simple map[string][]string
 	if err := yaml.UnmarshalStrict([]byte(value), &simple); err != nil {
-		return nil, err
+		return parseFullAffinity(pod, value, weight)
 	}
 	related := map[string][]string{}
 	link := func(a, b string) {
@@ -125,6 +131,48 @@ func parseAffinity(pod *abi.PodSandbox, value string, weight int32) (map[string]
 	return out, nil
 }
 
+// fullAffinity is one entry of an affinity annotation's full form.
+type fullAffinity struct {
+	Scope  *expr.Expression `json:"scope"`
+	Match  *expr.Expression `json:"match"`
+	Weight int32            `json:"weight"`
+}
+
+func parseFullAffinity(pod *abi.PodSandbox, value string, weight int32) (map[string][]affinity, error) {
+	var full map[string][]fullAffinity
+	if err := yaml.UnmarshalStrict([]byte(value), &full); err != nil {
+		return nil, fmt.Errorf("neither {NAME: [NAME, ...]} nor {NAME: [{scope, match, weight}, ...]}: %w", err)
+	}
+	out := make(map[string][]affinity, len(full))
+	for name, list := range full {
+		for i, f := range list {
+			at := func(err error) error { return fmt.Errorf("%s[%d].%w", name, i, err) }
+			if f.Match == nil {
+				return nil, at(errors.New("match: missing"))
+			}
+			if err := f.Match.Validate(); err != nil {
+				return nil, at(fmt.Errorf("match.%w", err))
+			}
+			a := affinity{scope: inPod(pod.GetName()), match: f.Match, weight: weight}
+			if f.Scope != nil {
+				if err := f.Scope.Validate(); err != nil {
+					return nil, at(fmt.Errorf("scope.%w", err))
+				}
+				a.scope = f.Scope
+			}
+			if f.Weight != 0 {
+				a.weight = f.Weight
+				if weight < 0 {
+					a.weight = -a.weight
+				}
+			}
+			a.weight = min(max(a.weight, -weightCutoff), weightCutoff)
+			out[name] = append(out[name], a)
+		}
+	}
+	return out, nil
+}
+
 // poolAffinities is, by pool id, the weight of c's affinities to the live
 // containers in each pool (nri-plugins' calculatePoolAffinities), and
 // whether any is not zero. A container counts where its grant is: reserved
@@ -134,7 +182,7 @@ func (s *state) poolAffinities(list []affinity, self string) ([]int64, bool) {
 		return nil, false
 	}
 	byPool := make([]int64, len(s.pools))
-	any := false
+	some := false
 	for _, x := range s.ctrs { // sums: any order gives the same
 		if x.id == self || x.pool == nil {
 			continue
@@ -153,9 +201,9 @@ func (s *state) poolAffinities(list []affinity, self string) ([]int64, bool) {
 			p = s.pools[0]
 		}
 		byPool[p.id] += w
-		any = true
+		some = true
 	}
-	return byPool, any
+	return byPool, some
 }
 
 // affinityQ dilutes an affinity by each link between two pools.

@@ -2,6 +2,8 @@ package topologyaware_test
 
 import (
 	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
 const (
@@ -95,4 +97,28 @@ func colocateScenario(t *testing.T, open opener) {
 			h.check()
 		}
 	}
+}
+
+// TestAffinityFullForm: the annotations' full form, scope and match
+// expressions with a weight: scope defaults to the pod, and a malformed
+// expression refuses the container, naming the annotation.
+func TestAffinityFullForm(t *testing.T) { nativeAndWasm(t, affinityFullFormScenario) }
+
+func affinityFullFormScenario(t *testing.T, open opener) {
+	h := mustOpen(t, open, affinityMachine, "")
+	h.create(limitedShared("db").of("db", "x").in("data"))
+	// The same match without a scope looks in the pod "web" only: no
+	// affinity, so the fewest-containers rule spreads it.
+	h.create(limitedShared("solo").of("web", "solo").with(annAffinity, "solo: [{match: {key: name, operator: Equals, values: [x]}}]"))
+	if h.poolOf("solo") == h.poolOf("db") {
+		t.Errorf("solo, with affinity scoped to its own pod, joined db in %v", h.poolOf("db"))
+	}
+	h.create(limitedShared("app").of("web", "app").with(annAffinity,
+		"app: [{scope: {key: namespace, operator: Equals, values: [data]}, match: {key: name, operator: In, values: [x, y]}, weight: 5}]"))
+	if h.poolOf("app") != h.poolOf("db") {
+		t.Errorf("app, with affinity to db's container x (in %v), went to %v", h.poolOf("db"), h.poolOf("app"))
+	}
+	h.check()
+	_, err := h.tryCreate(limitedShared("bad").of("web", "bad").with(annAffinity, "bad: [{match: {key: name, operator: Near}}]"))
+	wantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "pod.annotations[resource-policy.nri.io/affinity]")
 }

@@ -19,12 +19,12 @@ const (
 	keyUnlimitedBurstable = "unlimited-burstable." + annotationDomain
 	keyHideHyperthreads   = "hide-hyperthreads." + annotationDomain
 	keyRequireIsolated    = "require-isolated-cpus." + annotationDomain
+	keyMemoryType         = "memory-type." + annotationDomain
 )
 
 // unimplemented are nri-plugins' topology-aware annotations this policy
 // recognises but does not act on, and what a container gets instead.
 var unimplemented = []struct{ key, why string }{
-	{"memory-type." + annotationDomain, "memory types are not told apart; memory follows the CPUs' nodes"},
 	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
 	{"prefer-cpu-priority." + annotationDomain, "CPU priorities are not read"},
 	{"pick-resources-by-hints." + annotationDomain, "topology hints are not used"},
@@ -72,12 +72,15 @@ func scopedAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string
 	if len(pod.GetAnnotations()) == 0 && len(c.GetAnnotations()) == 0 {
 		return "", 0, false
 	}
-	for scope, k := range []string{key + "/container." + c.GetName(), key + "/pod", key} {
-		if v, ok := pod.GetAnnotations()[k]; ok {
-			return v, annotationScope(scope), true
+	for _, at := range [...]struct {
+		scope annotationScope
+		key   string
+	}{{scopeContainer, key + "/container." + c.GetName()}, {scopePod, key + "/pod"}, {scopeBare, key}} {
+		if v, ok := pod.GetAnnotations()[at.key]; ok {
+			return v, at.scope, true
 		}
-		if v, ok := c.GetAnnotations()[k]; ok {
-			return v, annotationScope(scope), true
+		if v, ok := c.GetAnnotations()[at.key]; ok {
+			return v, at.scope, true
 		}
 	}
 	return "", 0, false

@@ -32,9 +32,9 @@ func TestHideHyperthreads(t *testing.T) {
 func TestUnimplementedAnnotationsWarn(t *testing.T) {
 	log := captureWarnings(t)
 	h := newHarness(t, "Desktop1Socket", "")
-	h.create(guaranteed("g", 1000).with("memory-type.resource-policy.nri.io/container.c", "hbm").
+	h.create(guaranteed("g", 1000).with("scheduling-class.resource-policy.nri.io/container.c", "idle").
 		with("cold-start.resource-policy.nri.io/pod", "x"))
-	for _, want := range []string{"container g: annotation memory-type.resource-policy.nri.io=", "ignored: memory types are not told apart", "container g: annotation cold-start.resource-policy.nri.io=", "ignored: cold start (PMEM) is not implemented"} {
+	for _, want := range []string{"container g: annotation scheduling-class.resource-policy.nri.io=", "ignored: scheduling classes are not applied", "container g: annotation cold-start.resource-policy.nri.io=", "ignored: cold start (PMEM) is not implemented"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}

@@ -53,7 +53,7 @@ func TestHelmChartConfigStarts(t *testing.T) {
 // TestRefusedFieldsInOneError: every field whose value cannot be honoured
 // is named in the one error Init answers.
 func TestRefusedFieldsInOneError(t *testing.T) {
-	config := "schedulingClasses: [{name: x}]\ndefaultCPUPriority: high\ncpuClasses: [{name: slow}]\nreservedResources: {cpu: 1, memory: 1G}\nunlimitedBurstable: l3cache\n"
+	config := "schedulingClasses: [{name: x}]\ndefaultCPUPriority: high\ncpuClasses: [{name: slow}]\nreservedResources: {cpu: 1, memory: 1G}\nunlimitedBurstable: l2cache\n"
 	_, err := tryHarness(t, "Desktop1Socket", config, nil)
 	pe, ok := errors.AsType[*abi.PolicyError](err)
 	if !ok || pe.Code != abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT || pe.Field != "config.cpuClasses" {

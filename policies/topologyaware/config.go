@@ -130,14 +130,11 @@ func (l *levelName) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("want a topology level, got %s", b)
 	}
-	switch s {
-	case "system", "package", "die", "numa":
-		*l = levelName(s)
-		return nil
-	case "l3cache":
-		return fmt.Errorf("%q: L3 cache pools are not built by this policy (want system, package, die or numa)", s)
+	if _, ok := levelByName(s); !ok {
+		return fmt.Errorf("%q: want system, package, die, numa or l3cache", s)
 	}
-	return fmt.Errorf("%q: want system, package, die or numa", s)
+	*l = levelName(s)
+	return nil
 }
 
 func configError(field, format string, args ...any) error {

@@ -34,6 +34,17 @@ var smallMachines = []struct {
 	{"TwoCPU", func() topologytest.Machine {
 		return topologytest.Machine{Sockets: 1, CoresPerNode: 2, ThreadsPerCore: 1, MemPerNodeGiB: 4}
 	}},
+	{"TwoL3", func() topologytest.Machine {
+		return topologytest.Machine{Sockets: 1, CoresPerNode: 8, ThreadsPerCore: 2, L3PerNode: 2, MemPerNodeGiB: 16}
+	}},
+	{"HBMAndPMEM", func() topologytest.Machine {
+		return topologytest.Machine{Sockets: 2, CoresPerNode: 4, ThreadsPerCore: 1, MemPerNodeGiB: 16,
+			CPULessNodes: []topologytest.CPULessNode{
+				{Kind: abi.MemoryKind_MEMORY_KIND_HBM, Socket: 0, SizeGiB: 16},
+				{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 0, SizeGiB: 64},
+				{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 64},
+			}}
+	}},
 }
 
 var (

@@ -15,10 +15,12 @@ import (
 //   - the reserved CPUs go to reserved containers only, and those only to
 //     kube-system, reservedPoolNamespaces or prefer-reserved-cpus pods;
 //   - no cpuset reaches outside the available CPUs;
-//   - cpuset_mems is the chosen pool's memory nodes when pinMemory;
+//   - cpuset_mems is the chosen pool's memory nodes when pinMemory (of
+//     the default kinds, unless a memory-type annotation asks for others);
 //   - DRA claims' CPUs are disjoint from each other and from every
 //     exclusive, shared and reserved cpuset; a claim's containers have
-//     exactly its CPUs (checkClaims).
+//     exactly its CPUs, and one that requests CPU of its own also its
+//     pool's shared CPUs, as nri-plugins gives them (checkClaims).
 func (h *harness) check(reservedNS ...string) {
 	h.tb.Helper()
 	d := h.dump()
@@ -97,7 +99,12 @@ func (h *harness) check(reservedNS ...string) {
 				shared = append(shared, s)
 			}
 		case "claim":
-			claimed = append(claimed, claimCheck{c.ID, set, c.Claims})
+			cc := claimCheck{id: c.ID, cpus: set, claims: c.Claims}
+			if hc.Resources.GetCpuRequestMilli() > 0 {
+				cc.shared = mustSet(h.tb, pool.Shared)
+				shared = append(shared, cc.shared)
+			}
+			claimed = append(claimed, cc)
 			continue
 		case "preserved":
 			if got != "" {
@@ -107,6 +114,13 @@ func (h *harness) check(reservedNS ...string) {
 		wantMems := pool.Mems
 		if !pinMemory || h.pods[hc.PodSandboxId].Annotations["memory.preserve.resource-policy.nri.io/pod"] == "true" {
 			wantMems = ""
+		}
+		if _, typed := h.pods[hc.PodSandboxId].Annotations[annMemoryType]; typed && wantMems != "" {
+			// memory-type: nodes of its kinds (TestMemoryType checks which).
+			if hc.Assignment.GetCpusetMems() == "" {
+				h.tb.Errorf("%s: memory-type container without mems", c.ID)
+			}
+			continue
 		}
 		if c.Kind != "preserved" && c.Kind != "fixed" && hc.Assignment.GetCpusetMems() != wantMems {
 			h.tb.Errorf("%s: mems %q, want pool %s's %q", c.ID, hc.Assignment.GetCpusetMems(), pool.Name, wantMems)
@@ -127,6 +141,7 @@ type claimCheck struct {
 	id     string
 	cpus   cpuset.Set
 	claims []string
+	shared cpuset.Set // its pool's shared CPUs, for a holder with CPU of its own
 }
 
 func (h *harness) checkClaims(d dump, taken []cpuset.Set, holders []claimCheck) {
@@ -153,8 +168,8 @@ func (h *harness) checkClaims(d dump, taken []cpuset.Set, holders []claimCheck) 
 		for _, uid := range c.claims {
 			want = want.Union(byUID[uid])
 		}
-		if !c.cpus.Equal(want) || want.IsEmpty() {
-			h.tb.Errorf("%s: holds claims %v with cpus %s, has %s", c.id, c.claims, want, c.cpus)
+		if !c.cpus.Equal(want.Union(c.shared)) || want.IsEmpty() {
+			h.tb.Errorf("%s: holds claims %v with cpus %s (and shares %s), has %s", c.id, c.claims, want, c.shared, c.cpus)
 		}
 	}
 }

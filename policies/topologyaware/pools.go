@@ -15,9 +15,13 @@ const (
 	levelSocket
 	levelDie
 	levelNode
+	// levelL3: CPUs sharing an L3 cache, below a NUMA node (or a socket or
+	// die of one node) that holds more than one whole L3 (nri-plugins'
+	// buildL3CachePool).
+	levelL3
 )
 
-var levelNames = [...]string{"root", "socket", "die", "numa"}
+var levelNames = [...]string{"root", "socket", "die", "numa", "l3cache"}
 
 // pool is one node of the pool tree: a topologically aligned set of CPUs and
 // the memory nodes that go with them. Siblings are disjoint; a parent holds
@@ -32,8 +36,8 @@ type pool struct {
 
 	cpus     cpuset.Set // its available CPUs, reserved and isolated ones included
 	nodes    cpuset.Set // the NUMA nodes of those CPUs
-	mems     cpuset.Set // the memory nodes its containers get
-	memsText string
+	mems     cpuset.Set // the memory nodes of its CPUs' nodes, every kind
+	memsText string     // those of the default kinds: what its containers get unless annotated
 	sharable cpuset.Set // cpus − reserved − isolated: what shared containers may use
 	isolated cpuset.Set // cpus ∩ isolated: for exclusive grants only
 
@@ -97,11 +101,17 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 			// with memory, whatever availableResources leaves of the CPUs.
 			p.mems = ix.memsOf(cpuset.New(ix.NodeIDs()...))
 		}
-		p.memsText = p.mems.String()
+		// What a container gets by default: memDefault's kinds, the whole
+		// set where the pool has none of them.
+		if def := ix.ofKinds(p.mems, ix.defaultKinds()); !def.IsEmpty() {
+			p.memsText = def.String()
+		} else {
+			p.memsText = p.mems.String()
+		}
 		p.isolated = p.cpus.Intersection(r.isolated)
 		p.sharable = p.cpus.Difference(r.reserved).Difference(r.isolated)
 		p.shared, p.nShared, p.stale = p.sharable, p.sharable.Size(), true
-		for lv := p.level + 1; lv <= levelNode; lv++ {
+		for lv := p.level + 1; lv <= levelL3; lv++ {
 			keys, groups := ix.groupBy(cpus, lv)
 			if len(groups) < 2 {
 				continue
@@ -138,11 +148,15 @@ func poolName(parent *pool, lv level, key uint32) string {
 			return fmt.Sprintf("die%d", key)
 		}
 		return fmt.Sprintf("%s/die%d", parent.name, key)
+	case levelL3:
+		return fmt.Sprintf("l3cache%d", key)
 	}
 	return fmt.Sprintf("node%d", key)
 }
 
-// groupBy splits sorted cpus by socket, die or NUMA node, in key order.
+// groupBy splits sorted cpus by socket, die, NUMA node or L3 cache, in key
+// order. L3 groups are those caches whose every online CPU is in cpus; CPUs
+// of other caches stay in no group.
 func (ix *topoIndex) groupBy(cpus []uint32, lv level) ([]uint32, [][]uint32) {
 	byKey := map[uint32][]uint32{}
 	for _, id := range cpus {
@@ -153,8 +167,20 @@ func (ix *topoIndex) groupBy(cpus []uint32, lv level) ([]uint32, [][]uint32) {
 			k = info.pkg
 		case levelDie:
 			k = info.die
+		case levelL3:
+			if info.l3 == nil {
+				continue
+			}
+			k = info.l3.ID
 		}
 		byKey[k] = append(byKey[k], id)
+	}
+	if lv == levelL3 {
+		for k, g := range byKey {
+			if ix.cpus[g[0]].l3.CPUs.Size() != len(g) {
+				delete(byKey, k) // only partly among cpus
+			}
+		}
 	}
 	keys := make([]uint32, 0, len(byKey))
 	for k := range byKey {

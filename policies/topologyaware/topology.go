@@ -14,6 +14,8 @@ type cpuInfo struct {
 	core uint32
 	// threads is how many hardware threads the core has.
 	threads int
+	// l3 is the CPU's L3 cache, nil when the topology lists none.
+	l3 *topology.Cache
 }
 
 // topoIndex indexes the topology Init carried: the kit's index (distances,
@@ -23,7 +25,8 @@ type topoIndex struct {
 	cpus     []cpuInfo // by CPU id; only the online ones are filled in
 	online   cpuset.Set
 	isolated cpuset.Set
-	coreSlot []int32 // scratch for freeCores: core id → index, -1 between calls
+	coreSlot []int32  // scratch for freeCores: core id → index, -1 between calls
+	kinds    memKinds // the kinds of memory the nodes have
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
@@ -35,6 +38,19 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 	for id := range ix.online.All() {
 		c, _ := kit.CPU(id)
 		ix.cpus[id] = cpuInfo{id: id, pkg: c.Package, die: c.Die, node: c.Node, core: c.Core, threads: c.Threads}
+	}
+	caches := ix.Caches()
+	for i := range caches {
+		if c := &caches[i]; c.Level == 3 {
+			for id := range c.CPUs.All() {
+				ix.cpus[id].l3 = c
+			}
+		}
+	}
+	for _, n := range ix.NodeIDs() {
+		if ix.HasMemory(n) {
+			ix.kinds |= ix.kindOf(n)
+		}
 	}
 	return ix, nil
 }

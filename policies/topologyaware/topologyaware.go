@@ -1,5 +1,6 @@
 // Package topologyaware is the topology-aware resource policy: it builds a tree
-// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes) and
+// of CPU pools from the node's hardware (root, sockets, dies, NUMA nodes, L3
+// caches) and
 // places every container in the smallest pool that fits it, giving Guaranteed
 // containers that ask for whole CPUs exclusive cores, those with a fraction
 // above one CPU exclusive cores plus shared CPUs, and everything else the
@@ -34,12 +35,13 @@
 // refused otherwise, all of them in one error.
 //
 // DRA (with dra.enabled): one device per NUMA node, "cpudevnuma%03d", whose
-// consumable capacity "dra.cpu/cpu" is its grantable CPUs. Allocate takes a
-// claim's CPUs out of the shared CPUs and answers the CDI env
-// DRA_CPUSET_<uid>=<cpuset> (the uid's '-', and anything else an env name
-// cannot hold, as '_'). A container holds the claim when its CDI devices
-// name "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName; the driver name from Init, by default
-// topology-aware.nri.io); it is pinned to the claim's CPUs.
+// consumable capacity "dra.cpu/cpu" is its grantable CPUs (isolated ones
+// included). Allocate takes a claim's CPUs out of the shared CPUs (then the
+// isolated ones) and answers the CDI env DRA_CPUSET_<uid>=<cpuset>, the uid
+// as it is. A container holds the claim when its CDI devices name
+// "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName; the driver name from Init,
+// by default topology-aware.nri.io); it is pinned to the claim's CPUs, and
+// when it requests CPU of its own, its pool's shared CPUs too.
 //
 // Pod annotations (container form wins over pod form, which wins over the bare key):
 //
@@ -50,6 +52,8 @@
 //	memory.preserve.resource-policy.nri.io/pod: "true"               # leave cpuset_mems alone
 //	hide-hyperthreads.resource-policy.nri.io/pod: "true"             # one thread of each core
 //	unlimited-burstable.resource-policy.nri.io/pod: numa             # as unlimitedBurstable
+//	memory-type.resource-policy.nri.io/container.<name>: hbm         # dram, pmem, hbm; default dram,pmem
+//	require-isolated-cpus.resource-policy.nri.io/pod: "true"         # isolated CPUs or refused
 //	resource-policy.nri.io/affinity: "back: [front]"                 # pull towards front's pool
 //	resource-policy.nri.io/anti-affinity: "back: [db]"               # push away from db's pool
 //

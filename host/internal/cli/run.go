@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/cpumap"
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/nri"
 	"github.com/nriwasm/nriwasm/host/resmgr"
@@ -63,13 +66,19 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return err
 	}
 	met := metrics.New()
+	// An address in use is retried (listenMetrics): with hostNetwork, the
+	// agent a surge upgrade replaces holds it until it exits.
 	l, err := metrics.Listen(cfg.Metrics.Address)
-	if err != nil {
+	if err != nil && !errors.Is(err, syscall.EADDRINUSE) {
 		return err
+	}
+	metricsAddr := cfg.Metrics.Address
+	if l != nil {
+		metricsAddr = l.Addr().String()
 	}
 	// The probes answer while standing by (ready: a surge upgrade waits for
 	// it) or once every part is up (ready after the runtime's first
-	// Synchronize).
+	// Synchronize). Readiness does not depend on the metrics address.
 	var standby atomic.Bool
 	var mgr atomic.Pointer[resmgr.Manager]
 	ready := func() error {
@@ -82,19 +91,44 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return errors.New("starting")
 	}
 	srvCtx, stopServer := context.WithCancel(ctx)
-	defer stopServer()
 	srvErr := make(chan error, 1)
+	served := make(chan struct{})
 	var serveOnce sync.Once
 	serve := func() {
-		serveOnce.Do(func() { go func() { srvErr <- metrics.Serve(srvCtx, l, metrics.Handler(met, ready)) }() })
+		serveOnce.Do(func() {
+			go func() {
+				defer close(served)
+				if l == nil {
+					var err error
+					if l, err = listenMetrics(srvCtx, cfg.Metrics.Address, &standby, log); err != nil {
+						srvErr <- err
+						return
+					}
+				}
+				srvErr <- metrics.Serve(srvCtx, l, agentHandler(met, ready, topo, &mgr))
+			}()
+		})
 	}
-	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", l.Addr().String(),
+	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", metricsAddr,
 		"cpus", len(topo.GetCpus()), "numaNodes", len(topo.GetNumaNodes()))
 	release, held, err := lockStateDir(ctx, cfg.StateDir, log, &standby, serve)
 	if err != nil {
+		stopServer()
 		return err
 	}
 	defer release()
+	// Runs before release: the metrics address is free before the state
+	// directory, so an agent taking over binds it at once.
+	defer func() {
+		stopServer()
+		serveOnce.Do(func() { // never served: only the listener to close
+			if l != nil {
+				l.Close()
+			}
+			close(served)
+		})
+		<-served
+	}()
 	if !held {
 		return nil // signalled while standing by
 	}
@@ -187,4 +221,22 @@ func nodeName() string {
 	}
 	n, _ := os.Hostname()
 	return n
+}
+
+// agentHandler serves the metrics port: /metrics and the probes, and at
+// /debug/cpus the live CPU map of the node (the containers by the cpusets
+// the agent applied; 503 until the resource manager runs).
+func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", metrics.Handler(met, ready))
+	mux.Handle("/debug/cpus", cpumap.Handler(func() (*cpumap.Map, error) {
+		m := mgr.Load()
+		if m == nil {
+			return nil, errors.New("the resource manager is not running yet")
+		}
+		cm := cpumap.Build(topo, cpumap.Containers(m.Journal()), nil)
+		cm.Title = "CPUs of node " + nodeName()
+		return cm, nil
+	}))
+	return mux
 }
