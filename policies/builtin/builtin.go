@@ -7,44 +7,30 @@
 package builtin
 
 import (
-	"maps"
+	"embed"
 	"slices"
-	"unsafe"
-
-	_ "embed" // the modules, as strings: read-only data of the binary
+	"strings"
 )
 
 // Default is the policy the agent runs when none is named.
 const Default = "topology-aware"
 
-var (
-	//go:embed conformance.wasm
-	conformance string
-	//go:embed topology-aware.wasm
-	topologyAware string
-	//go:embed balloons.wasm
-	balloons string
-)
+//go:embed *.wasm
+var modules embed.FS
 
-var modules = map[string]string{
-	"conformance":    conformance,
-	"topology-aware": topologyAware,
-	"balloons":       balloons,
-}
-
-// Module returns the named built-in policy module. The bytes are the binary's
-// own read-only data, not a copy: a caller must not modify them (writing
-// faults). Copying 4–7 MB onto the heap for a module the agent keeps for its
-// whole life would count twice in its RSS (docs/performance.md, "Footprint").
+// Module returns the named built-in policy module.
 func Module(name string) ([]byte, bool) {
-	s, ok := modules[name]
-	if !ok {
-		return nil, false
-	}
-	return unsafe.Slice(unsafe.StringData(s), len(s)), true
+	data, err := modules.ReadFile(name + ".wasm")
+	return data, err == nil
 }
 
 // Names lists the built-in policies, sorted.
 func Names() []string {
-	return slices.Sorted(maps.Keys(modules))
+	entries, _ := modules.ReadDir(".")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".wasm"))
+	}
+	slices.Sort(names)
+	return names
 }
