@@ -37,6 +37,7 @@ var fidelityMachines = []struct {
 	{"n4c16", topologytest.N4C16},
 	// n4c16 booted with isolcpus=0,1 (test22-isolcpus sets it).
 	{"n4c16-isolcpus", func() topologytest.Machine { m := topologytest.N4C16(); m.Isolated = "0-1"; return m }},
+	{"s8c4k", topologytest.S8C4K},
 }
 
 // fidelityScenario is the part of the scenario file the cases use.
