@@ -37,7 +37,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	// byAffinity is an order with the pools c has affinity to first, then
 	// those with the memory kinds it asks for.
 	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
-	if byPool, any := s.poolAffinities(affs, c.id); any {
+	if byPool, some := s.poolAffinities(affs, c.id); some {
 		scores := s.affinityScores(byPool)
 		byAffinity = func(next order) order { return withAffinity(scores, s.withMemKinds(kinds, next)) }
 	}
@@ -205,9 +205,10 @@ func first(a bool) int {
 // choose returns the pool a container goes to: the first in order where fits
 // holds. fits is tried in that order, so the last call is the chosen pool.
 // The pools are not sorted: the first in order usually fits, so each try
-// takes the least of those left (a machine with L3 pools has over a hundred;
-// sorting them cost more than the rest of a decision). Every order ends on
-// the pool id, so the least is unique.
+// takes the least of those left: one pass over the pools, where an
+// insertion sort of the 153 pools of a 4,096-CPU machine with L3 pools is
+// thousands of comparisons. Every order ends on the pool id, so the least
+// is unique.
 func (s *state) choose(fits func(*pool) bool, cmpPools order) *pool {
 	if len(s.free) != len(s.pools) {
 		s.free = make([]int64, len(s.pools))

@@ -74,7 +74,7 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 	}
 	start = time.Now()
 	if _, err := client.Init(ctx, &abi.InitRequest{Config: config, NodeName: node, Topology: topo}); err != nil {
-		return err
+		return fmt.Errorf("policy %q failed to start: %w", name, err)
 	}
 	initialized := time.Since(start)
 

@@ -84,7 +84,7 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 			return err
 		}
 		if err := runner.Init(ctx, r); err != nil {
-			return fmt.Errorf("policy %q (native): %w", f.policy, err)
+			return fmt.Errorf("policy %q (native) failed to start: %w", f.policy, err)
 		}
 		transport = r
 		runner.SetRestarter(func(ctx context.Context) (abi.Transport, error) {

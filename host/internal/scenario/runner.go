@@ -84,7 +84,7 @@ func (r *Runner) Init(ctx context.Context, t abi.Transport) error {
 	if r.inits == 0 {
 		info, err := c.Info(ctx, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor})
 		if err != nil {
-			return fmt.Errorf("info: %w", err)
+			return err // the client's error names the call
 		}
 		md := info.GetMetadata()
 		r.report.Policy = PolicyReport{Name: md.GetName(), Version: md.GetVersion(), SDK: md.GetSdk()}
@@ -101,7 +101,7 @@ func (r *Runner) Init(ctx context.Context, t abi.Transport) error {
 			len(restore.Pods), len(restore.Containers), len(restore.Claims)))
 	}
 	if err != nil {
-		return fmt.Errorf("init: %w", err)
+		return err // the client's error names the call (Init)
 	}
 	if r.inits == 1 {
 		r.report.Policy.WantsDRA = resp.GetWantsDra()
