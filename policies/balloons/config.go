@@ -22,7 +22,9 @@ type Config struct {
 	// minCPUs) or a cpuset it prefers. Default 750m (one CPU).
 	ReservedResources Resources `json:"reservedResources"`
 	// AvailableResources.cpu is the cpuset the policy manages ("cpuset:..."
-	// or "exclude-cpuset:..."). Default: every online CPU.
+	// or "exclude-cpuset:..."), of which only the online CPUs count, as in
+	// nri-plugins (a set that holds none is refused). Default: every online
+	// CPU.
 	AvailableResources Resources `json:"availableResources"`
 	// ReservedPoolNamespaces are namespace globs the reserved balloon
 	// takes, besides kube-system.

@@ -36,6 +36,7 @@ var fidelityMachines = map[string]func(testing.TB) *abi.Topology{
 	"n4c16-isolcpus": func(tb testing.TB) *abi.Topology {
 		return policytest.Isolate(policytest.Machine(tb, "N4C16"), cpuset.New(0, 1))
 	},
+	"s8c4k": func(tb testing.TB) *abi.Topology { return policytest.Machine(tb, "S8C4K") },
 }
 
 // fidelityScenario is the part of the scenario file the cases use.

@@ -94,11 +94,12 @@ func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
 	}
 	s.available = ix.online
 	if a := cfg.AvailableResources.CPU; a != nil {
-		set := a.Set
+		// As nri-plugins (setConfig: "Allocation of only online CPUs is
+		// allowed"): the listed CPUs that are online, so that one
+		// configuration serves a machine whose CPUs are hot-plugged.
+		set := a.Set.Intersection(ix.online)
 		if a.Kind == quantity.ExcludeCPUSet {
 			set = ix.online.Difference(a.Set)
-		} else if out := set.Difference(ix.online); !out.IsEmpty() {
-			return nil, policyconfig.Errorf(field("availableResources", "cpu"), "CPUs %s are not online (online: %s)", out, ix.online)
 		}
 		if set.IsEmpty() {
 			return nil, policyconfig.Errorf(field("availableResources", "cpu"), "leaves no CPU")

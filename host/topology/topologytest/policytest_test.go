@@ -31,6 +31,7 @@ var fixtures = map[string]func() topologytest.Machine{
 	"TwoCPU":                         topologytest.TwoCPU,
 	"TwoL3":                          topologytest.TwoL3,
 	"HBMAndPMEM":                     topologytest.HBMAndPMEM,
+	"S8C4K":                          topologytest.S8C4K,
 }
 
 // TestPolicytestIsolate: policytest.Isolate shows a machine as discovery
