@@ -52,7 +52,7 @@ FUZZ_TARGETS := \
 FUZZTIME ?= 10m
 FUZZFLAGS ?=
 
-.PHONY: help tools generate policies build test race bench lint buf-lint buf-breaking check-generated ci integration-deps integration soak e2e rust-deps rust-policies rust fuzz fuzz-short
+.PHONY: help tools generate policies build test race bench bench-footprint lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -122,8 +122,14 @@ race: ## run the concurrent packages' tests under the race detector: the ABI, th
 	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
 		./host/claimstatus/... ./host/metrics/... ./host/config/... ./host/state/...
 
-bench: ## run the benchmarks (benchstat-friendly output in bench.txt)
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./... | tee bench.txt
+bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench.txt), footprint included
+	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
+
+# RSS is per process: each AgentFootprint case runs in a process of its own.
+bench-footprint: ## guest sizes, and the agent's RSS and start to ready with 1,000 containers, cold and warm (bench-footprint.txt)
+	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 
 lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, go mod tidy, buf lint and breaking
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
@@ -131,9 +137,11 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
 	$(GO) vet -tags integration,e2e ./integration/e2e/
+	$(GO) vet -tags integration,browser ./integration/browser/
 	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
+	staticcheck -tags integration,browser ./integration/browser/
 	staticcheck -tags integration,e2e ./integration/e2e/
 
 buf-lint:
@@ -162,6 +170,10 @@ integration: integration-deps ## run the tests against a real containerd, kube-a
 # How long `make soak` runs; .ci/run passes a shorter one.
 SOAK_DURATION ?= 10m
 
+browser-test: integration-deps ## open the CPU maps (simulate --output html, the agent's /debug/cpus) in headless Chromium, installed from Debian when missing (as root)
+	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,browser -count=1 -v ./integration/browser/
+
 soak: ## run the agent against real containerd (and kube-apiserver for DRA claims) under churn, kill -9, restarts, traps and live changes for SOAK_DURATION (as root; SOAK_DRA=0 leaves DRA out)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/integration-deps
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/kube-deps
@@ -170,6 +182,6 @@ soak: ## run the agent against real containerd (and kube-apiserver for DRA claim
 e2e: integration-deps ## a real one-node cluster: helm install, QoS pods, a DRA claim, restarts, upgrade, uninstall (as root; docs/e2e.md)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,e2e -count=1 -v -timeout 20m ./integration/e2e/
 
-ci: tools rust lint check-generated test race fuzz-short integration ## what .ci/run does: everything, a 2-minute soak, the one-node cluster
+ci: tools rust lint check-generated test race fuzz-short integration browser-test ## what .ci/run does: everything, a 2-minute soak, the one-node cluster
 	$(MAKE) soak SOAK_DURATION=2m
 	$(MAKE) e2e

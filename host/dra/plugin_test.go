@@ -224,7 +224,7 @@ func TestKubeletPreparesAndUnpreparesThroughThePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CDI spec: %v", err)
 	}
-	if !strings.Contains(string(spec), "DRA_CPUSET_0b6f3e1c_8a54_4f7e_9c1d_2a3b4c5d6e7f=") {
+	if !strings.Contains(string(spec), "DRA_CPUSET_0b6f3e1c-8a54-4f7e-9c1d-2a3b4c5d6e7f=") {
 		t.Errorf("CDI spec lacks the policy's env: %s", spec)
 	}
 	st := e.status.set[claim.UID]

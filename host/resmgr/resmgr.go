@@ -179,7 +179,7 @@ func (m *Manager) initialize(ctx context.Context, t abi.Transport, rs *abi.Resto
 		Config: m.cfg.Policy.Data, NodeName: m.node, Topology: m.topo, Restore: rs, DriverName: m.driver,
 	})
 	if err != nil {
-		return fmt.Errorf("init: %w", err)
+		return err // the client's error names the call (Init)
 	}
 	m.wantsDRA = resp.GetWantsDra()
 	return nil

@@ -1,15 +1,18 @@
 package wasm_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"google.golang.org/protobuf/proto"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -281,17 +284,51 @@ func checkRestoreFailureIsRetried(t *testing.T, _ conformanceSDK, module []byte)
 	}
 }
 
+// checkGuestLogs: each guest level lands at its own slog level (a warning at
+// slog's Warn, not Info), with source=policy as a native policy's messages.
 func checkGuestLogs(t *testing.T, _ conformanceSDK, module []byte) {
-	var logs logLines
-	_, client, _ := load(t, module, wasm.WithLogger(logs.logger()))
+	var buf syncBuffer
+	logger := logr.FromSlogHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+		Level: slog.Level(-10),
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	_, client, _ := load(t, module, wasm.WithLogger(logger))
 	if _, err := client.CreateContainer(context.Background(), createContainer("log")); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"msg"="conformance: debug"`, `"msg"="conformance: info"`, `"conformance: warn" "policy"="conformance" "level"="warn"`, `"msg"="conformance: error"`} {
-		if !logs.contains(want) {
-			t.Errorf("log lacks %s; have %q", want, logs.lines)
+	for _, want := range []string{
+		`level=DEBUG msg="conformance: debug" policy=conformance source=policy`,
+		`level=DEBUG+2 msg="conformance: info" policy=conformance source=policy`,
+		`level=WARN msg="conformance: warn" policy=conformance source=policy`,
+		`level=ERROR msg="conformance: error" policy=conformance source=policy`,
+	} {
+		if !strings.Contains(buf.String(), want+"\n") {
+			t.Errorf("log lacks %s; have\n%s", want, buf.String())
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func checkCallsAreSerialized(t *testing.T, _ conformanceSDK, module []byte) {

@@ -29,6 +29,24 @@ var (
 	ErrClosed = errors.New("policy closed")
 )
 
+// restoreError is a new instance whose RestoreFunc failed; it is ErrRestore
+// and the cause. The first instance's (Load's) reads as the policy failing to
+// start, since for a new node there was nothing to restore.
+type restoreError struct {
+	policy string
+	first  bool
+	err    error
+}
+
+func (e *restoreError) Error() string {
+	if e.first {
+		return fmt.Sprintf("policy %q failed to start: %v", e.policy, e.err)
+	}
+	return fmt.Sprintf("policy %q: %v: %v", e.policy, ErrRestore, e.err)
+}
+
+func (e *restoreError) Unwrap() []error { return []error{ErrRestore, e.err} }
+
 // CallError is a call that failed in the runtime. It wraps one of the Err
 // values above and the underlying cause.
 type CallError struct {

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,10 +15,14 @@ import (
 )
 
 // Verbosity of guest log levels in logr terms: errors go to Error, warnings to
-// V(0), info to V(2), debug to V(4).
+// slog's Warn level (V(0) for a logger that is not slog's), info to V(2),
+// debug to V(4). Every message carries "source"="policy", as a native Go
+// policy's do (sdk/go/policy), so both log in one format.
 const (
 	logVerbosityInfo  = 2
 	logVerbosityDebug = 4
+	sourceKey         = "source"
+	sourcePolicy      = "policy"
 )
 
 // Bounds on what a policy may log, through the log import and its output
@@ -82,7 +87,8 @@ func (l *logLimiter) end(logger logr.Logger, method abi.Method) {
 
 // hostLog implements the nriwasm.log import for one policy.
 func hostLog(logger logr.Logger, limit *logLimiter) api.GoModuleFunc {
-	return func(_ context.Context, mod api.Module, stack []uint64) {
+	warn := slog.New(logr.ToSlogHandler(logger))
+	return func(ctx context.Context, mod api.Module, stack []uint64) {
 		level := abi.LogLevel(api.DecodeI32(stack[0]))
 		ptr, length := api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
 		length = min(length, abi.MaxLogMessage)
@@ -97,13 +103,13 @@ func hostLog(logger logr.Logger, limit *logLimiter) api.GoModuleFunc {
 		text := string(msg)
 		switch level {
 		case abi.LogLevel_LOG_LEVEL_ERROR:
-			logger.Error(nil, text)
+			logger.Error(nil, text, sourceKey, sourcePolicy)
 		case abi.LogLevel_LOG_LEVEL_WARN:
-			logger.Info(text, "level", "warn")
+			warn.Log(ctx, slog.LevelWarn, text, sourceKey, sourcePolicy)
 		case abi.LogLevel_LOG_LEVEL_DEBUG:
-			logger.V(logVerbosityDebug).Info(text)
+			logger.V(logVerbosityDebug).Info(text, sourceKey, sourcePolicy)
 		default:
-			logger.V(logVerbosityInfo).Info(text)
+			logger.V(logVerbosityInfo).Info(text, sourceKey, sourcePolicy)
 		}
 	}
 }

@@ -53,7 +53,7 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 		return nil, err
 	}
 	p.compiled = c
-	if p.inst, err = p.newInstance(ctx, md != nil && !o.resealing); err != nil {
+	if p.inst, err = p.newInstance(ctx, md != nil && !o.resealing, true); err != nil {
 		_ = c.close(ctx)
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (p *Policy) Call(ctx context.Context, method abi.Method, req abi.Message) (
 		return nil, &CallError{Policy: p.name, Method: method, Kind: ErrClosed}
 	}
 	if p.inst == nil {
-		inst, err := p.newInstance(ctx, false)
+		inst, err := p.newInstance(ctx, false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -123,8 +123,10 @@ func (p *Policy) Discard(ctx context.Context) {
 }
 
 // newInstance instantiates the module and runs the RestoreFunc on it; with
-// sealed, it first checks that Info agrees with the sealed metadata.
-func (p *Policy) newInstance(ctx context.Context, sealed bool) (*instance, error) {
+// sealed, it first checks that Info agrees with the sealed metadata. first is
+// Load's instance, whose failing RestoreFunc reads as the policy failing to
+// start.
+func (p *Policy) newInstance(ctx context.Context, sealed, first bool) (*instance, error) {
 	inst, err := instantiate(ctx, p.name, p.compiled, &p.opts, p.logger)
 	if err != nil {
 		return nil, err
@@ -140,7 +142,7 @@ func (p *Policy) newInstance(ctx context.Context, sealed bool) (*instance, error
 	}
 	if err := p.opts.restore(ctx, instanceTransport{inst}); err != nil {
 		inst.close(ctx)
-		return nil, fmt.Errorf("policy %q: %w: %w", p.name, ErrRestore, err)
+		return nil, &restoreError{policy: p.name, first: first, err: err}
 	}
 	return inst, nil
 }

@@ -84,6 +84,12 @@ type Decision struct {
 // Simulate runs `nriwasm simulate` with the built-in or .wasm policy on the
 // sysfs tree, compiled code cached in cacheDir.
 func Simulate(ctx context.Context, binary, policy, sysfs, cacheDir string, sc Scenario) (*Simulation, error) {
+	return SimulateWith(ctx, binary, policy, nil, sysfs, cacheDir, sc)
+}
+
+// SimulateWith is Simulate with the policy's configuration (JSON or YAML,
+// as the agent passes it; nil for none).
+func SimulateWith(ctx context.Context, binary, policy string, config []byte, sysfs, cacheDir string, sc Scenario) (*Simulation, error) {
 	data, err := json.Marshal(sc)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
@@ -97,8 +103,15 @@ func Simulate(ctx context.Context, binary, policy, sysfs, cacheDir string, sc Sc
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, binary, "simulate", "--policy", policy, "--sysfs", sysfs,
-		"--cache-dir", cacheDir, "--scenario", path, "--output", "json")
+	args := []string{"simulate", "--policy", policy, "--sysfs", sysfs, "--cache-dir", cacheDir, "--scenario", path, "--output", "json"}
+	if config != nil {
+		cfg := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(cfg, config, 0o600); err != nil {
+			return nil, fmt.Errorf("simulate: %w", err)
+		}
+		args = append(args, "--config", cfg)
+	}
+	cmd := exec.CommandContext(ctx, binary, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

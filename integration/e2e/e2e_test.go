@@ -101,7 +101,8 @@ func TestOneNodeCluster(t *testing.T) {
 		t.Run("restart-agent", w.restartAgent) &&
 		t.Run("upgrade", w.upgrade) &&
 		t.Run("unprepare", w.unprepare) &&
-		t.Run("uninstall", w.uninstall)
+		t.Run("uninstall", w.uninstall) &&
+		t.Run("balloons", w.balloons)
 	if !ok {
 		t.Fatal("a step failed; the later ones did not run")
 	}
@@ -245,6 +246,25 @@ type workload struct {
 	res  corev1.ResourceRequirements
 }
 
+// step is the workload's pod as a `nriwasm simulate` step.
+func (wl workload) step() agent.ScenarioStep {
+	r := &agent.ScenarioResources{Requests: map[string]string{}, Limits: map[string]string{}}
+	for k, v := range wl.res.Requests {
+		r.Requests[string(k)] = v.String()
+	}
+	for k, v := range wl.res.Limits {
+		r.Limits[string(k)] = v.String()
+	}
+	return agent.ScenarioStep{Pod: &agent.ScenarioPod{Name: wl.name, Namespace: workloads, QOSClass: string(wl.qos),
+		Containers: []agent.ScenarioContainer{{Name: "main", Resources: r}}}}
+}
+
+// agentStep is the agent's own pod, as the chart makes it, as a `nriwasm
+// simulate` step: the first container the policy places.
+var agentStep = agent.ScenarioStep{Pod: &agent.ScenarioPod{Name: "agent", Namespace: namespace, QOSClass: "Burstable",
+	Containers: []agent.ScenarioContainer{{Name: "agent", Resources: &agent.ScenarioResources{
+		Requests: map[string]string{"cpu": "50m", "memory": "128Mi"}, Limits: map[string]string{"memory": "512Mi"}}}}}}
+
 var qosWorkloads = []workload{
 	{name: "guaranteed", qos: corev1.PodQOSGuaranteed, res: corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("32Mi")},
@@ -264,9 +284,7 @@ func (w *world) qosClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitServiceAccount(t, workloads)
-	sc := agent.Scenario{Steps: []agent.ScenarioStep{{Pod: &agent.ScenarioPod{Name: "agent", Namespace: namespace, QOSClass: "Burstable",
-		Containers: []agent.ScenarioContainer{{Name: "agent", Resources: &agent.ScenarioResources{
-			Requests: map[string]string{"cpu": "50m", "memory": "128Mi"}, Limits: map[string]string{"memory": "512Mi"}}}}}}}}
+	sc := agent.Scenario{Steps: []agent.ScenarioStep{agentStep}}
 	ids := map[string]string{}
 	for _, wl := range qosWorkloads {
 		t0 := time.Now()
@@ -276,15 +294,7 @@ func (w *world) qosClasses(t *testing.T) {
 			t.Fatalf("pod %s is %s, want %s", wl.name, pod.Status.QOSClass, wl.qos)
 		}
 		ids[wl.name] = containerID(pod)
-		r := &agent.ScenarioResources{Requests: map[string]string{}, Limits: map[string]string{}}
-		for k, v := range wl.res.Requests {
-			r.Requests[string(k)] = v.String()
-		}
-		for k, v := range wl.res.Limits {
-			r.Limits[string(k)] = v.String()
-		}
-		sc.Steps = append(sc.Steps, agent.ScenarioStep{Pod: &agent.ScenarioPod{Name: wl.name, Namespace: workloads, QOSClass: string(wl.qos),
-			Containers: []agent.ScenarioContainer{{Name: "main", Resources: r}}}})
+		sc.Steps = append(sc.Steps, wl.step())
 	}
 	sim, err := agent.Simulate(ctx, w.bin, "topology-aware", "/sys", t.TempDir(), sc)
 	if err != nil {

@@ -7,30 +7,44 @@
 package builtin
 
 import (
-	"embed"
+	"maps"
 	"slices"
-	"strings"
+	"unsafe"
+
+	_ "embed" // the modules, as strings: read-only data of the binary
 )
 
 // Default is the policy the agent runs when none is named.
 const Default = "topology-aware"
 
-//go:embed *.wasm
-var modules embed.FS
+var (
+	//go:embed conformance.wasm
+	conformance string
+	//go:embed topology-aware.wasm
+	topologyAware string
+	//go:embed balloons.wasm
+	balloons string
+)
 
-// Module returns the named built-in policy module.
+var modules = map[string]string{
+	"conformance":    conformance,
+	"topology-aware": topologyAware,
+	"balloons":       balloons,
+}
+
+// Module returns the named built-in policy module. The bytes are the binary's
+// own read-only data, not a copy: a caller must not modify them (writing
+// faults). Copying 4–7 MB onto the heap for a module the agent keeps for its
+// whole life would count twice in its RSS (docs/performance.md, "Footprint").
 func Module(name string) ([]byte, bool) {
-	data, err := modules.ReadFile(name + ".wasm")
-	return data, err == nil
+	s, ok := modules[name]
+	if !ok {
+		return nil, false
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s)), true
 }
 
 // Names lists the built-in policies, sorted.
 func Names() []string {
-	entries, _ := modules.ReadDir(".")
-	var names []string
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".wasm"))
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(modules))
 }

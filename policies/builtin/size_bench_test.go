@@ -8,8 +8,8 @@ import (
 
 // BenchmarkModuleSize reports each built-in policy's module size, the figure
 // the guest-size goals are stated in (docs/performance.md, "Footprint"): the
-// agent's memory and start time both grow with it. The time is Module's: a
-// copy of the module out of the binary.
+// agent's memory and start time both grow with it. The time is Module's, which
+// copies nothing.
 //
 //	go test -run '^$' -bench ModuleSize -benchtime 1x ./policies/builtin/
 func BenchmarkModuleSize(b *testing.B) {

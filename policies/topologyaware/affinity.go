@@ -182,7 +182,7 @@ func (s *state) poolAffinities(list []affinity, self string) ([]int64, bool) {
 		return nil, false
 	}
 	byPool := make([]int64, len(s.pools))
-	any := false
+	some := false
 	for _, x := range s.ctrs { // sums: any order gives the same
 		if x.id == self || x.pool == nil {
 			continue
@@ -201,9 +201,9 @@ func (s *state) poolAffinities(list []affinity, self string) ([]int64, bool) {
 			p = s.pools[0]
 		}
 		byPool[p.id] += w
-		any = true
+		some = true
 	}
-	return byPool, any
+	return byPool, some
 }
 
 // affinityQ dilutes an affinity by each link between two pools.

@@ -72,12 +72,15 @@ func scopedAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string
 	if len(pod.GetAnnotations()) == 0 && len(c.GetAnnotations()) == 0 {
 		return "", 0, false
 	}
-	for scope, k := range []string{key + "/container." + c.GetName(), key + "/pod", key} {
-		if v, ok := pod.GetAnnotations()[k]; ok {
-			return v, annotationScope(scope), true
+	for _, at := range [...]struct {
+		scope annotationScope
+		key   string
+	}{{scopeContainer, key + "/container." + c.GetName()}, {scopePod, key + "/pod"}, {scopeBare, key}} {
+		if v, ok := pod.GetAnnotations()[at.key]; ok {
+			return v, at.scope, true
 		}
-		if v, ok := c.GetAnnotations()[k]; ok {
-			return v, annotationScope(scope), true
+		if v, ok := c.GetAnnotations()[at.key]; ok {
+			return v, at.scope, true
 		}
 	}
 	return "", 0, false

@@ -100,7 +100,20 @@ func (s *state) adoptHolder(pod *abi.PodSandbox, spec *abi.Container, claims []*
 	mems := c.mems
 	s.holdClaims(c, claims, false)
 	c.mems = mems
-	if got := spec.GetAssignment().GetCpusetCpus(); got != c.cpusText {
+	got := spec.GetAssignment().GetCpusetCpus()
+	if own := ownCPU(spec); own > 0 && c.kind == kindClaim {
+		// Its claims' CPUs and the shared CPUs of the pool it was given.
+		if set, err := cpuset.Parse(got); err == nil {
+			for p := c.pool; p != nil; p = p.parent {
+				if set.Equal(c.cpus.Union(p.sharedSet())) {
+					c.pool, c.milli = p, own
+					s.add(c)
+					return
+				}
+			}
+		}
+	}
+	if got != c.cpusText {
 		policy.Log.Warnf("container %s: cpuset %q is not its claims' %s; kept as it is", spec.GetId(), got, c.cpusText)
 		c.kind, c.cpusText = kindFixed, got
 		c.cpus, _ = cpuset.Parse(got)

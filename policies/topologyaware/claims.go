@@ -9,7 +9,6 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/claims"
-	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 // claim is a prepared DRA claim and the CPUs it took.
@@ -36,14 +35,23 @@ func (c *claim) answer() []*abi.PreparedDevice {
 	return out
 }
 
-// allocate takes want[i] CPUs of result i's node, all or nothing.
+// allocate takes want[i] CPUs of result i's node, all or nothing: shared
+// CPUs the shared containers can spare, and isolated ones for what those
+// cannot cover.
 func (s *state) allocate(spec *abi.Claim, want []int) (*claim, error) {
 	c := &claim{uid: strings.Clone(spec.GetUid()), spec: spec}
 	for i, res := range spec.GetResults() {
 		d := s.deviceByName[res.GetDevice()]
-		b := s.budgetBelow(nil)
 		free := d.cpus.Difference(s.exclusive)
-		cpus, ok := s.ix.pick(free, want[i], b)
+		isolated := free.Intersection(s.res.isolated)
+		cpus, ok := s.ix.pick(free.Difference(isolated), want[i], s.budgetBelow(nil))
+		if !ok && !isolated.IsEmpty() {
+			iso, _ := s.ix.pick(isolated, min(want[i], isolated.Size()), nil)
+			var rest cpuset.Set
+			if rest, ok = s.ix.pick(free.Difference(isolated), want[i]-iso.Size(), s.budgetBelow(nil)); ok {
+				cpus = iso.Union(rest)
+			}
+		}
 		if !ok {
 			s.give(c.cpus)
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fmt.Sprintf("%s[%d].consumed_capacity", fieldClaimResult, i),
@@ -55,7 +63,7 @@ func (s *state) allocate(spec *abi.Claim, want []int) (*claim, error) {
 		s.take(cpus)
 	}
 	c.cpusText = c.cpus.String()
-	env := policy.ClaimEnvName(envPrefix, c.uid) + "=" + c.cpusText
+	env := claimEnvName(c.uid) + "=" + c.cpusText
 	for i, res := range spec.GetResults() {
 		data, _ := json.Marshal(statusData{CPUSet: c.parts[i].String(), NUMANodes: []uint32{c.nodes[i]}})
 		c.devices = append(c.devices, &abi.PreparedDevice{
@@ -68,6 +76,10 @@ func (s *state) allocate(spec *abi.Claim, want []int) (*claim, error) {
 	s.claims[c.uid] = c
 	return c, nil
 }
+
+// claimEnvName is the environment variable naming a claim's CPUs:
+// DRA_CPUSET_<uid>, the uid as it is ('-' included), as nri-plugins names it.
+func claimEnvName(uid string) string { return envPrefix + uid }
 
 // statusData is the JSON of a prepared device's status.
 type statusData struct {
@@ -107,15 +119,16 @@ func (s *state) holders(uid string) []string {
 // by the claims' environment variables, whose value is the claim's cpuset.
 // A CDI device of ours naming an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
-	f := claims.Finder[*claim]{Driver: s.driver, EnvPrefix: envPrefix, EnvValue: func(c *claim) string { return c.cpusText }}
+	f := claims.Finder[*claim]{Driver: s.driver, EnvPrefix: envPrefix, EnvName: claimEnvName, EnvValue: func(c *claim) string { return c.cpusText }}
 	return f.Of(spec, s.claims)
 }
 
 // holdClaims makes c a holder of claims: pinned to their CPUs (whatever
-// pinCPU says: a claim asks for them) and their nodes' memory.
+// pinCPU says: a claim asks for them) and their nodes' memory. A holder
+// that requests CPU of its own gets that from shared CPUs too (shareWith).
 func (s *state) holdClaims(c *container, claims []*claim, pinMems bool) {
 	var nodes []uint32
-	c.kind, c.pinCPU, c.cpus, c.claims = kindClaim, true, cpuset.Set{}, nil
+	c.kind, c.pinCPU, c.cpus, c.claims, c.milli = kindClaim, true, cpuset.Set{}, nil, 0
 	for _, cl := range claims {
 		c.cpus = c.cpus.Union(cl.cpus)
 		c.claims = append(c.claims, cl.uid)
@@ -132,4 +145,40 @@ func (s *state) holdClaims(c *container, claims []*claim, pinMems bool) {
 	if pinMems {
 		c.mems = s.ix.memsOf(cpuset.New(nodes...)).String()
 	}
+}
+
+// ownCPU is the CPU a claim holder requests of its own, beside its claims:
+// none for BestEffort (whose minimal CPU shares the host may turn into a
+// milli-CPU or two), as nri-plugins counts no request for it.
+func ownCPU(spec *abi.Container) int64 {
+	if spec.GetQosClass() == abi.QOSClass_QOS_CLASS_BEST_EFFORT {
+		return 0
+	}
+	return spec.GetResources().GetCpuRequestMilli()
+}
+
+// shareWith gives a claim holder that requests CPU of its own, as
+// nri-plugins does, the shared CPUs of its claims' pool on top of the
+// claims' CPUs: its request is granted there, or in the nearest ancestor
+// with room, and it follows that pool's shared CPUs from then on.
+func (s *state) shareWith(c *container, pinMems bool) error {
+	own := ownCPU(c.spec)
+	if own <= 0 || c.kind != kindClaim {
+		return nil
+	}
+	p := c.pool
+	for p != nil && p.free() < own {
+		p = p.parent
+	}
+	if p == nil {
+		return abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
+			"%dm of its own CPU, beside its claims' CPUs, fits neither in pool %s nor above it (%dm free at most)",
+			own, c.pool.name, s.maxFree())
+	}
+	c.pool, c.milli = p, own
+	if pinMems {
+		mems, _ := cpuset.Parse(c.mems)
+		c.mems = mems.Union(p.mems).String()
+	}
+	return nil
 }

@@ -33,14 +33,16 @@ const (
 type nodeDevice struct {
 	name string
 	node uint32
-	cpus cpuset.Set // its grantable CPUs: available − reserved − isolated
+	cpus cpuset.Set // its grantable CPUs: (sharable ∪ isolated) − reserved
 }
 
 // buildDevices lists a device for every NUMA node with grantable CPUs, in
-// node order.
+// node order. Isolated CPUs count, as nri-plugins counts a node's isolated
+// and sharable CPUs less the reserved ones: a claim's CPUs are exclusive,
+// which is what isolated CPUs are for.
 func (s *state) buildDevices() {
 	byNode := map[uint32][]uint32{}
-	for _, id := range s.pools[0].sharable.Sorted() {
+	for _, id := range s.pools[0].sharable.Union(s.res.isolated.Difference(s.res.reserved)).Sorted() {
 		n := s.ix.cpus[id].node
 		byNode[n] = append(byNode[n], id)
 	}

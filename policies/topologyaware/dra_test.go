@@ -3,6 +3,7 @@ package topologyaware_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -13,7 +14,8 @@ import (
 )
 
 // TestDevices: one device per NUMA node with grantable CPUs, whose
-// capacities add up to the available CPUs less the reserved and isolated.
+// capacities add up to the available CPUs less the reserved (isolated ones
+// included, as nri-plugins counts isolated ∪ sharable − reserved).
 func TestDevices(t *testing.T) {
 	for _, m := range machines {
 		t.Run(m.name, func(t *testing.T) {
@@ -26,7 +28,7 @@ func TestDevices(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := h.dump()
-			want := policytest.MustSet(t, d.Available).Difference(policytest.MustSet(t, d.Reserved)).Difference(policytest.MustSet(t, d.Isolated)).Size()
+			want := policytest.MustSet(t, d.Available).Difference(policytest.MustSet(t, d.Reserved)).Size()
 			total := 0
 			for i, dev := range resp.Devices {
 				node := dev.Attributes["resource.kubernetes.io/numaNode"].GetIntValue()
@@ -103,8 +105,11 @@ func TestDRAOff(t *testing.T) {
 }
 
 // TestAllocate walks one claim through its life on the desktop: packed
-// CPUs out of the shared pool (with updates), the answer, a holder pinned
-// to it, idempotence, refusal while held, release.
+// CPUs out of the shared pool (with updates), the answer (its env named
+// after the uid as it is, '-' kept, as nri-plugins names it), holders pinned
+// to it — one that requests CPU of its own also gets its pool's shared CPUs
+// and follows them, as nri-plugins gives them — idempotence, refusal while
+// held, release.
 func TestAllocate(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", draOn)
 	h.Create(bestEffort("be"))
@@ -112,7 +117,7 @@ func TestAllocate(t *testing.T) {
 	uid := "1111-2222"
 	resp := h.Allocate(cpuClaim(uid, "cpudevnuma000:2"))
 	want := &abi.PreparedDevice{Request: "reqa", Pool: "n1", Device: "cpudevnuma000",
-		ContainerEdits: &abi.CDIContainerEdits{Env: []string{"DRA_CPUSET_1111_2222=1,9"}},
+		ContainerEdits: &abi.CDIContainerEdits{Env: []string{"DRA_CPUSET_1111-2222=1,9"}},
 		Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: "True", Reason: "CPUsAllocated",
 			Message: "2 CPUs of NUMA node 0"}}, Data: []byte(`{"cpuset":"1,9","numaNodes":[0]}`)}}
 	if len(resp.Devices) != 1 || !proto.Equal(resp.Devices[0], want) {
@@ -131,14 +136,23 @@ func TestAllocate(t *testing.T) {
 	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results")
 
 	adj := h.Create(burstable("holder", 100).Holding(driverName, uid)).Adjustment
-	if adj.CpusetCpus != "1,9" || adj.CpusetMems != "0" {
-		t.Errorf("holder got %q/%q, want 1,9/0", adj.CpusetCpus, adj.CpusetMems)
+	if adj.CpusetCpus != "1-15" || adj.CpusetMems != "0" {
+		t.Errorf("holder with 100m of its own got %q/%q, want 1-15/0: the claim's 1,9 and the shared 2-8,10-15", adj.CpusetCpus, adj.CpusetMems)
 	}
-	h.Create(guaranteed("g", 2000))
+	if adj := h.Create(bestEffort("only").Holding(driverName, uid)).Adjustment; adj.CpusetCpus != "1,9" {
+		t.Errorf("BestEffort holder got %q, want the claim's 1,9 only", adj.CpusetCpus)
+	}
+	g := h.Create(guaranteed("g", 2000))
+	if !slices.ContainsFunc(g.Updates, func(u *abi.ContainerUpdate) bool {
+		return u.ContainerId == "holder" && u.CpusetCpus == "1,3-9,11-15"
+	}) {
+		t.Errorf("an exclusive grant did not shrink the holder's shared CPUs: %v", g.Updates)
+	}
 	h.check()
 	_, err = h.TryRelease(uid)
 	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
 	h.Remove("holder")
+	h.Remove("only")
 	got := h.Release(uid)
 	wantUpdates = []*abi.ContainerUpdate{{ContainerId: "be", CpusetCpus: "1,3-9,11-15"}, {ContainerId: "bu", CpusetCpus: "1,3-9,11-15"}}
 	if !equalUpdates(got, wantUpdates) {
@@ -177,9 +191,9 @@ func TestClaimEnvFallback(t *testing.T) {
 	h := newHarness(t, "Desktop1Socket", draOn)
 	h.Allocate(cpuClaim("u-1", "cpudevnuma000:2"))
 	ok := bestEffort("ok")
-	ok.Env = []*abi.KeyValue{{Key: "DRA_CPUSET_u_1", Value: "1,9"}}
+	ok.Env = []*abi.KeyValue{{Key: "DRA_CPUSET_u-1", Value: "1,9"}}
 	forged := bestEffort("forged")
-	forged.Env = []*abi.KeyValue{{Key: "DRA_CPUSET_u_1", Value: "1-15"}}
+	forged.Env = []*abi.KeyValue{{Key: "DRA_CPUSET_u-1", Value: "1-15"}}
 	if got := h.Create(ok).Adjustment.CpusetCpus; got != "1,9" {
 		t.Errorf("env holder got %q", got)
 	}
@@ -237,4 +251,23 @@ func TestClaimSynchronize(t *testing.T) {
 	if err != nil || !equalUpdates(resp.Updates, want) {
 		t.Errorf("Synchronize: %v, %v; want %v", resp, err, want)
 	}
+}
+
+// TestAllocateIsolated: a node's device offers its isolated CPUs too, and a
+// claim for all of it takes them, shared CPUs first.
+func TestAllocateIsolated(t *testing.T) {
+	h := newHarness(t, "PMEM112CPUIsolated", draOn)
+	resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := resp.Devices[0]
+	capacity := dev.Capacities["dra.cpu/cpu"].GetValue()
+	h.Allocate(cpuClaim("all", dev.Name+":"+capacity))
+	d := h.dump()
+	if iso := policytest.MustSet(t, d.Isolated); iso.IsEmpty() || !iso.IsSubsetOf(policytest.MustSet(t, d.Claims[0].CPUs)) {
+		t.Errorf("a claim of all %s CPUs of %s has %s, not the isolated %s", capacity, dev.Name, d.Claims[0].CPUs, iso)
+	}
+	h.Create(bestEffort("be"))
+	h.check()
 }

@@ -20,7 +20,8 @@ import (
 //     the default kinds, unless a memory-type annotation asks for others);
 //   - DRA claims' CPUs are disjoint from each other and from every
 //     exclusive, shared and reserved cpuset; a claim's containers have
-//     exactly its CPUs (checkClaims).
+//     exactly its CPUs, and one that requests CPU of its own also its
+//     pool's shared CPUs, as nri-plugins gives them (checkClaims).
 func (h *harness) check(reservedNS ...string) {
 	h.TB.Helper()
 	d := h.dump()
@@ -99,7 +100,12 @@ func (h *harness) check(reservedNS ...string) {
 				shared = append(shared, s)
 			}
 		case "claim":
-			claimed = append(claimed, claimCheck{c.ID, set, c.Claims})
+			cc := claimCheck{id: c.ID, cpus: set, claims: c.Claims}
+			if hc.Resources.GetCpuRequestMilli() > 0 {
+				cc.shared = policytest.MustSet(h.TB, pool.Shared)
+				shared = append(shared, cc.shared)
+			}
+			claimed = append(claimed, cc)
 			continue
 		case "preserved":
 			if got != "" {
@@ -136,6 +142,7 @@ type claimCheck struct {
 	id     string
 	cpus   cpuset.Set
 	claims []string
+	shared cpuset.Set // its pool's shared CPUs, for a holder with CPU of its own
 }
 
 func (h *harness) checkClaims(d dump, taken []cpuset.Set, holders []claimCheck) {
@@ -162,8 +169,8 @@ func (h *harness) checkClaims(d dump, taken []cpuset.Set, holders []claimCheck) 
 		for _, uid := range c.claims {
 			want = want.Union(byUID[uid])
 		}
-		if !c.cpus.Equal(want) || want.IsEmpty() {
-			h.TB.Errorf("%s: holds claims %v with cpus %s, has %s", c.id, c.claims, want, c.cpus)
+		if !c.cpus.Equal(want.Union(c.shared)) || want.IsEmpty() {
+			h.TB.Errorf("%s: holds claims %v with cpus %s (and shares %s), has %s", c.id, c.claims, want, c.shared, c.cpus)
 		}
 	}
 }

@@ -71,7 +71,10 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 			return r, configError(fieldReserved, "some CPU must be reserved")
 		}
 		from := r.available.Difference(r.isolated)
-		set, ok := ix.pick(from, int((a.Milli+999)/1000), nil)
+		n := int((a.Milli + 999) / 1000)
+		whole := ix.idlePackages(from, n)
+		set, ok := ix.pick(from.Difference(whole), n-whole.Size(), nil)
+		set = set.Union(whole)
 		if !ok {
 			return r, configError(fieldReserved, "cannot reserve %s: %d CPUs are available and not isolated", a, from.Size())
 		}
@@ -84,4 +87,24 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 		return r, configError(fieldReserved, "reserving %s leaves no shared CPU (available: %s, isolated: %s)", r.reserved, r.available, r.isolated)
 	}
 	return r, nil
+}
+
+// idlePackages takes whole packages out of from, as nri-plugins' CPU
+// allocator does first (pkg/cpuallocator, takeIdlePackages): in package id
+// order, every package whose online CPUs are all in from and number at most
+// what is still wanted of n. On a VM with CPUs hot-plugged one to a package,
+// that is where a small reservation goes.
+func (ix *topoIndex) idlePackages(from cpuset.Set, n int) cpuset.Set {
+	byPkg := map[uint32][]uint32{}
+	for _, id := range ix.online.Sorted() {
+		byPkg[ix.cpus[id].pkg] = append(byPkg[ix.cpus[id].pkg], id)
+	}
+	var taken cpuset.Set
+	for _, pkg := range sortedNodes(byPkg) {
+		cpus := cpuset.New(byPkg[pkg]...)
+		if cpus.Size() <= n-taken.Size() && cpus.IsSubsetOf(from) {
+			taken = taken.Union(cpus)
+		}
+	}
+	return taken
 }

@@ -18,18 +18,29 @@ func hasAssignment(c *abi.Container) bool {
 
 // adoptAll takes running containers back with exactly the CPUs and memory
 // nodes they were given, so nothing moves: claim holders and exclusive
-// grants first, then mixed ones (these shape the shared CPUs), then
-// containers whose CPUs are the reserved CPUs or a pool's shared CPUs. Anything else is kept as it is, unaccounted
-// ("fixed"). Containers already known are skipped.
+// grants first, then mixed ones (these shape the shared CPUs), then claim
+// holders with CPU of their own (their claims' CPUs and a pool's shared
+// CPUs), then containers whose CPUs are the reserved CPUs or a pool's shared
+// CPUs. Anything else is kept as it is, unaccounted ("fixed"). Containers
+// already known are skipped.
 func (s *state) adoptAll(pods []*abi.PodSandbox, list []*abi.Container) {
 	byPod := podsByID(pods)
 	var rest, mixed []*abi.Container
+	type holder struct {
+		spec   *abi.Container
+		claims []*claim
+	}
+	var sharing []holder
 	for _, spec := range sortByID(list) {
 		if s.ctrs[spec.GetId()] != nil || spec.GetId() == "" {
 			continue
 		}
 		pod := byPod[spec.GetPodSandboxId()]
 		if claims, err := s.claimsOf(spec); err == nil && len(claims) > 0 {
+			if ownCPU(spec) > 0 {
+				sharing = append(sharing, holder{spec, claims})
+				continue
+			}
 			s.adoptHolder(pod, spec, claims)
 			continue
 		}
@@ -51,6 +62,9 @@ func (s *state) adoptAll(pods []*abi.PodSandbox, list []*abi.Container) {
 		s.add(c)
 	}
 	rest = s.adoptMixed(byPod, mixed, rest)
+	for _, h := range sharing {
+		s.adoptHolder(byPod[h.spec.GetPodSandboxId()], h.spec, h.claims)
+	}
 	for _, spec := range rest {
 		if s.ctrs[spec.GetId()] != nil {
 			continue // listed twice

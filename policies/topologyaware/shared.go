@@ -95,7 +95,7 @@ func (p *pool) text() string {
 // followsPool tells whether c's cpuset contains its pool's shared CPUs, so
 // that it is a member of the pool whose changes reach it.
 func (c *container) followsPool() bool {
-	return c.pinCPU && (c.kind == kindShared || c.kind == kindMixed)
+	return c.pinCPU && (c.kind == kindShared || c.kind == kindMixed || c.kind == kindClaim && c.milli > 0)
 }
 
 // cpusOf is the cpuset_cpus c should have now ("" when not pinned).
@@ -118,7 +118,12 @@ func (s *state) grantedCPUs(c *container) string {
 		return c.pool.text()
 	case kindReserved:
 		return s.reservedText
-	case kindExclusive, kindFixed, kindClaim:
+	case kindClaim:
+		if c.milli > 0 {
+			return c.cpus.Union(c.pool.sharedSet()).String()
+		}
+		return c.cpusText
+	case kindExclusive, kindFixed:
 		return c.cpusText
 	case kindMixed:
 		return c.cpus.Union(c.pool.sharedSet()).String()

@@ -46,6 +46,8 @@ type state struct {
 	// changed: the pools whose shared CPUs changed since updates last looked.
 	changed []*pool
 	moved   []*container // scratch for updates
+	left    []*pool      // scratch for choose
+	free    []int64      // scratch for choose: free shared capacity by pool id
 	epoch   int          // marks the pools one refresh visited
 
 	driver       string // the DRA driver name, the vendor of claims' CDI devices
@@ -130,6 +132,10 @@ func (s *state) add(c *container) {
 			p.granted += c.milli
 		}
 		s.take(c.cpus)
+	case kindClaim: // its claims took their CPUs; its own request is shared
+		for p := c.pool; p != nil; p = p.parent {
+			p.granted += c.milli
+		}
 	}
 	if c.pinCPU {
 		c.sent = s.cpusOf(c)
@@ -192,6 +198,10 @@ func (s *state) remove(id string) {
 			p.granted -= c.milli
 		}
 		s.give(c.cpus)
+	case kindClaim:
+		for p := c.pool; p != nil; p = p.parent {
+			p.granted -= c.milli
+		}
 	}
 }
 

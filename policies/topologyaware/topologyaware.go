@@ -35,12 +35,13 @@
 // refused otherwise, all of them in one error.
 //
 // DRA (with dra.enabled): one device per NUMA node, "cpudevnuma%03d", whose
-// consumable capacity "dra.cpu/cpu" is its grantable CPUs. Allocate takes a
-// claim's CPUs out of the shared CPUs and answers the CDI env
-// DRA_CPUSET_<uid>=<cpuset> (the uid's '-', and anything else an env name
-// cannot hold, as '_'). A container holds the claim when its CDI devices
-// name "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName; the driver name from Init, by default
-// topology-aware.nri.io); it is pinned to the claim's CPUs.
+// consumable capacity "dra.cpu/cpu" is its grantable CPUs (isolated ones
+// included). Allocate takes a claim's CPUs out of the shared CPUs (then the
+// isolated ones) and answers the CDI env DRA_CPUSET_<uid>=<cpuset>, the uid
+// as it is. A container holds the claim when its CDI devices name
+// "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName; the driver name from Init,
+// by default topology-aware.nri.io); it is pinned to the claim's CPUs, and
+// when it requests CPU of its own, its pool's shared CPUs too.
 //
 // Pod annotations (container form wins over pod form, which wins over the bare key):
 //

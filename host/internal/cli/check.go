@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/internal/scenario"
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
@@ -21,9 +22,10 @@ func newCheck() *cobra.Command {
 		Use:   "check",
 		Short: "Load a policy against this node's topology and report what it decides",
 		Long: `check loads a policy (the built-in default unless --policy names another),
-discovers the node's topology from sysfs, initializes the policy with it, asks it
-to place one probe container, and prints what it answered and how long each step
-took. Nothing on the node is changed.`,
+discovers the topology of a node (the built-in reference 2-socket server unless
+--sysfs names a sysfs tree: --sysfs /sys for this machine), initializes the
+policy with it, asks it to place one probe container, and prints what it
+answered and how long each step took. Nothing on the node is changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCheck(cmd, f) },
 	}
@@ -52,7 +54,10 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 		return err
 	}
 	discovered := time.Since(start)
-	node, _ := os.Hostname()
+	node := scenario.NodeName
+	if f.sysfs != "" {
+		node, _ = os.Hostname()
+	}
 
 	start = time.Now()
 	p, err := wasm.Load(ctx, name, module, f.wasmOptions()...)
@@ -69,7 +74,7 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 	}
 	start = time.Now()
 	if _, err := client.Init(ctx, &abi.InitRequest{Config: config, NodeName: node, Topology: topo}); err != nil {
-		return err
+		return fmt.Errorf("policy %q failed to start: %w", name, err)
 	}
 	initialized := time.Since(start)
 
@@ -88,7 +93,7 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 	}
 	fmt.Fprintf(out, "policy        %s %s (ABI v%d.%d, %s, %s)\n", md.Name, md.Version, md.AbiMajor, md.AbiMinor, md.Sdk, sealed)
 	fmt.Fprintf(out, "capabilities  %s\n", capabilityNames(md.Capabilities))
-	describeNode(out, node, f.sysfs, topo, discovered)
+	describeNode(out, node, f.machine(), topo, discovered)
 	fmt.Fprintf(out, "load          %v (cache %q)\n", loaded.Round(time.Millisecond), f.cacheDir)
 	fmt.Fprintf(out, "init          %v\n", initialized.Round(time.Microsecond))
 	adj := resp.GetAdjustment()
@@ -123,7 +128,7 @@ func capabilityNames(ms []abi.Method) string {
 	return strings.Join(names, ", ")
 }
 
-func describeNode(out io.Writer, node, sysfs string, t *abi.Topology, took time.Duration) {
+func describeNode(out io.Writer, node, machine string, t *abi.Topology, took time.Duration) {
 	fmt.Fprintf(out, "node          %s: %d CPUs, %d NUMA nodes, %d caches, %d PCI devices, %d network interfaces (from %s in %v)\n",
-		node, len(t.GetCpus()), len(t.GetNumaNodes()), len(t.GetCaches()), len(t.GetPciDevices()), len(t.GetNetworkInterfaces()), sysfs, took.Round(time.Microsecond))
+		node, len(t.GetCpus()), len(t.GetNumaNodes()), len(t.GetCaches()), len(t.GetPciDevices()), len(t.GetNetworkInterfaces()), machine, took.Round(time.Microsecond))
 }

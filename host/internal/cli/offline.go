@@ -24,14 +24,14 @@ type policyFlags struct {
 
 func (f *policyFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.policy, "policy", builtin.Default, "a built-in policy name, a .wasm file, or oci://REGISTRY/REPOSITORY:TAG (or @sha256:DIGEST)")
-	fs.StringVar(&f.sysfs, "sysfs", "/sys", "the sysfs tree to read the topology from")
+	fs.StringVar(&f.sysfs, "sysfs", "", `the sysfs tree to read the topology from ("/sys" for this machine; default: the built-in reference 2-socket server)`)
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), `cache directory: compiled code, and pulled oci:// policies in its "oci" folder ("" for none)`)
 	fs.StringVar(&f.config, "config", "", "a policy configuration file")
 	f.oci.register(fs)
 }
 
 // inputs reads the policy's configuration (nil without --config) and discovers
-// the topology.
+// the topology: from --sysfs, or the reference machine's without it.
 func (f *policyFlags) inputs() ([]byte, *abi.Topology, error) {
 	var config []byte
 	if f.config != "" {
@@ -40,11 +40,24 @@ func (f *policyFlags) inputs() ([]byte, *abi.Topology, error) {
 			return nil, nil, fmt.Errorf("read policy config: %w", err)
 		}
 	}
+	if f.sysfs == "" {
+		topo, err := referenceTopology()
+		return config, topo, err
+	}
 	topo, err := topology.Discover(f.sysfs)
 	if err != nil {
 		return nil, nil, err
 	}
 	return config, topo, nil
+}
+
+// machine names the machine inputs read: the reference machine, or the
+// sysfs tree.
+func (f *policyFlags) machine() string {
+	if f.sysfs == "" {
+		return referenceMachine
+	}
+	return "the sysfs tree " + f.sysfs
 }
 
 // wasmOptions are opts plus the compilation cache, when there is one.

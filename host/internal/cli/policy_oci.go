@@ -204,7 +204,7 @@ type inspection struct {
 func inspect(name string, module []byte, m *oci.Module) ([]byte, error) {
 	md, err := wasm.ReadMetadata(module)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
 	if md == nil {
 		return nil, fmt.Errorf("%s has no metadata section: run `nriwasm policy seal` on it", name)

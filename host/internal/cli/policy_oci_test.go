@@ -101,7 +101,7 @@ func TestPolicyPushInspectVerifyPull(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &in); err != nil {
 		t.Fatalf("inspect printed %s: %v", out, err)
 	}
-	if in.Metadata.Name != "conformance" || in.Annotations[oci.AnnotationABIVersion] != "1.1" || in.MediaType != oci.LayerMediaType ||
+	if in.Metadata.Name != "conformance" || in.Annotations[oci.AnnotationABIVersion] != "1.2" || in.MediaType != oci.LayerMediaType ||
 		!strings.HasPrefix(in.Digest, "sha256:") || in.Reference != signed+"@"+in.Digest || len(in.Exports) == 0 {
 		t.Fatalf("inspect printed %s", out)
 	}

@@ -97,12 +97,42 @@ func TestSimulateFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--native", "--policy", "nope"}, `policy "nope" has no native build (native: balloons, conformance, topology-aware`},
-		{[]string{"--output", "xml"}, `--output "xml": want yaml or json`},
+		{[]string{"--output", "xml"}, `--output "xml": want one of yaml, json, map, html`},
 		{[]string{"--scenario", "/nonexistent.yaml"}, "read scenario"},
 	} {
 		args := append([]string{"simulate", "--policy", "conformance", "--sysfs", sysfs, "--cache-dir", cacheDir}, tc.args...)
 		if _, errOut, code := run(t, args...); code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestFirstStartErrors: a configuration the policy refuses at its first Init
+// reads as the policy failing to start, naming the field, in simulate (Wasm
+// and native) and check; a file that is not WebAssembly says so.
+func TestFirstStartErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	notWasm := filepath.Join(dir, "notes.wasm")
+	if err := os.WriteFile(bad, []byte("bogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(notWasm, []byte("(module)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simulate", "--config", bad}, `nriwasm: policy "topology-aware" failed to start: Init: INVALID_ARGUMENT: config.bogus: unknown field`},
+		{[]string{"simulate", "--native", "--config", bad}, `nriwasm: policy "topology-aware" (native) failed to start: Init: INVALID_ARGUMENT: config.bogus: unknown field`},
+		{[]string{"check", "--config", bad}, `nriwasm: policy "topology-aware" failed to start: Init: INVALID_ARGUMENT: config.bogus: unknown field`},
+		{[]string{"simulate", "--policy", notWasm}, `nriwasm: policy "notes": not a WebAssembly module: starts with "(module)", want "\x00asm\x01\x00\x00\x00"`},
+		{[]string{"policy", "inspect", notWasm}, `nriwasm: policy ` + notWasm + `: not a WebAssembly module`},
+	} {
+		_, errOut, code := run(t, append(tc.args, "--cache-dir", cacheDir)...)
+		if code == 0 || !strings.HasPrefix(errOut, tc.want) || strings.Contains(errOut, "restoring") {
+			t.Errorf("%v: exit %d, stderr %q; want it to start %q", tc.args, code, errOut, tc.want)
 		}
 	}
 }

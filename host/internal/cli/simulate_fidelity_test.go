@@ -20,12 +20,15 @@ import (
 // by the directory name of their cases under testdata/fidelity/<policy>/.
 var fidelityMachines = map[string]func() topologytest.Machine{
 	"n4c16": topologytest.N4C16,
+	"s8c4k": topologytest.S8C4K,
 }
 
 // expectation is what nri-plugins' e2e case verifies after a step: each
-// container ("pod/container") as the case checks it, and sets of containers
-// whose CPUs, NUMA nodes or packages are pairwise disjoint, or whose CPUs
-// are the same.
+// container ("pod/container") as the case checks it, sets of containers
+// whose CPUs, NUMA nodes or packages are pairwise disjoint, or whose CPUs or
+// memory nodes are the same, a container whose memory nodes equal one of a
+// list's, the CPU counts a set of containers has between them (the case's
+// "len(a) == 3 or len(b) == 3"), and containers no longer running.
 type expectation struct {
 	Step             int                      `json:"step"`
 	Containers       map[string]expectedShape `json:"containers"`
@@ -33,6 +36,16 @@ type expectation struct {
 	DisjointNodes    [][]string               `json:"disjointNodes"`
 	DisjointPackages [][]string               `json:"disjointPackages"`
 	SameCPUs         [][]string               `json:"sameCpus"`
+	SameMems         [][]string               `json:"sameMems"`
+	MemsOneOf        map[string][]string      `json:"memsOneOf"`
+	Sizes            []expectedSizes          `json:"sizes"`
+	Absent           []string                 `json:"absent"`
+}
+
+// expectedSizes: the containers Of have, in some order, NCPUs CPUs.
+type expectedSizes struct {
+	Of    []string `json:"of"`
+	NCPUs []int    `json:"ncpus"`
 }
 
 // expectedShape is a container's placement: exact cpus and mems where the
@@ -47,6 +60,9 @@ type expectedShape struct {
 	NNodes    int    `json:"nnodes"` // of its CPUs
 	NMems     int    `json:"nmems"`  // memory nodes
 	NPackages int    `json:"npackages"`
+	// Unshared is how many of its CPUs no other live container has (the
+	// case's len(cpus[c] - union of the others)); unset is not checked.
+	Unshared *int `json:"unshared"`
 }
 
 // TestFidelity runs nri-plugins' e2e cases translated to scenarios
@@ -105,7 +121,9 @@ func checkExpectations(t *testing.T, topo *abi.Topology, file, out string) {
 	}
 	var report struct {
 		Steps []struct {
-			Step       int `json:"step"`
+			Step       int    `json:"step"`
+			Kind       string `json:"kind"`
+			Target     string `json:"target"`
 			Containers []struct {
 				ID, Pod, Name, CPUs, Mems string
 			} `json:"containers"`
@@ -127,6 +145,14 @@ func checkExpectations(t *testing.T, topo *abi.Topology, file, out string) {
 	for _, s := range report.Steps {
 		for _, e := range s.Errors {
 			t.Errorf("step %d: %s", s.Step, e)
+		}
+		if s.Kind == "remove" {
+			_, target, _ := strings.Cut(s.Target, "/") // namespace/pod[/container]
+			for name := range live {
+				if name == target || strings.HasPrefix(name, target+"/") {
+					delete(live, name)
+				}
+			}
 		}
 		for _, u := range s.Updates {
 			p := live[names[u.Container]]
@@ -199,6 +225,52 @@ func checkStep(t *testing.T, topo *abi.Topology, step int, e expectation, live m
 		if bad {
 			t.Errorf("step %d: %s: got cpus %s mems %s (%d CPUs, %d cores, %d nodes, %d packages), want %+v",
 				step, name, got.CPUs, got.Mems, got.NCPUs, got.NCores, got.NNodes, got.NPackages, want)
+		}
+		if want.Unshared != nil {
+			var others []uint32
+			for other := range live {
+				if other != name {
+					set, _, _, _ := shape(other)
+					others = append(others, set...)
+				}
+			}
+			n := 0
+			for _, c := range cpus {
+				if !slices.Contains(others, c) {
+					n++
+				}
+			}
+			if n != *want.Unshared {
+				t.Errorf("step %d: %s: %d of its CPUs %s are its own, want %d", step, name, n, live[name].cpus, *want.Unshared)
+			}
+		}
+	}
+	for _, name := range e.Absent {
+		if _, ok := live[name]; ok {
+			t.Errorf("step %d: %s still runs", step, name)
+		}
+	}
+	for _, g := range e.SameMems {
+		for _, name := range g[1:] {
+			if shape(name); live[name].mems != live[g[0]].mems {
+				t.Errorf("step %d: %s has mems %s, %s has %s; want the same", step, g[0], live[g[0]].mems, name, live[name].mems)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.MemsOneOf)) {
+		shape(name)
+		if !slices.ContainsFunc(e.MemsOneOf[name], func(o string) bool { shape(o); return live[o].mems == live[name].mems }) {
+			t.Errorf("step %d: %s has mems %s, want those of one of %v", step, name, live[name].mems, e.MemsOneOf[name])
+		}
+	}
+	for _, sz := range e.Sizes {
+		var got []int
+		for _, name := range sz.Of {
+			cpus, _, _, _ := shape(name)
+			got = append(got, len(cpus))
+		}
+		if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(sz.NCPUs))) {
+			t.Errorf("step %d: %v have %v CPUs, want %v in some order", step, sz.Of, got, sz.NCPUs)
 		}
 	}
 	disjoint := func(kind string, groups [][]string, of func(string) map[uint32]bool) {

@@ -6,10 +6,9 @@ import (
 )
 
 // warnTee is a slog handler that passes every record on to next and hands
-// the policy's warnings to warn, for simulate's report. A Wasm policy's
-// warnings arrive through the host's logr logger as Info records with
-// "level"="warn" (host/wasm hostLog); a native policy's as Warn records with
-// "source"="policy" (sdk/go/policy).
+// the policy's warnings to warn, for simulate's report. A policy's warning,
+// Wasm (host/wasm's log import) or native (sdk/go/policy), is a record at
+// slog's Warn level with "source"="policy".
 type warnTee struct {
 	next slog.Handler
 	warn func(string)
@@ -32,21 +31,21 @@ func (h *warnTee) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *warnTee) isPolicyWarning(r slog.Record) bool {
-	warn := false
+	if r.Level < slog.LevelWarn || r.Level >= slog.LevelError {
+		return false
+	}
+	policy := false
 	check := func(a slog.Attr) bool {
-		switch {
-		case a.Key == "level" && a.Value.String() == "warn":
-			warn = true
-		case a.Key == "source" && a.Value.String() == "policy" && r.Level >= slog.LevelWarn:
-			warn = true
-		}
-		return !warn
+		policy = a.Key == "source" && a.Value.String() == "policy"
+		return !policy
 	}
 	for _, a := range h.attrs {
-		check(a)
+		if !check(a) {
+			return true
+		}
 	}
 	r.Attrs(check)
-	return warn
+	return policy
 }
 
 func (h *warnTee) WithAttrs(attrs []slog.Attr) slog.Handler {

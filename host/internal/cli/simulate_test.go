@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	cacheDir = dir
+	if sys := os.Getenv(fakeSysEnv); sys != "" {
+		os.Exit(onFakeMachine(sys))
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -79,17 +82,5 @@ func TestSimulateIsDeterministicAndNativeMatchesWasm(t *testing.T) {
 
 func TestSimulateGolden(t *testing.T) {
 	out := simulate(t, capturedVM(t), "--scenario", filepath.Join("testdata", "simulate.yaml"))
-	golden := filepath.Join("testdata", "simulate.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if out != string(want) {
-		t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, out)
-	}
+	golden(t, filepath.Join("testdata", "simulate.golden"), out)
 }

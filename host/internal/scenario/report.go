@@ -1,5 +1,7 @@
 package scenario
 
+import "github.com/nriwasm/nriwasm/host/cpumap"
+
 // Report is what a simulation prints: the policy, the node, one entry per step
 // and the final state. Everything in it is a function of the inputs; lists are
 // in a fixed order and maps are printed sorted.
@@ -9,6 +11,9 @@ type Report struct {
 	Node        NodeReport    `json:"node"`
 	Steps       []*StepReport `json:"steps"`
 	Final       FinalReport   `json:"final"`
+	// Maps are the node's CPUs and what holds them after each step, one
+	// per step; YAMLWithMaps, MapText and HTML draw them.
+	Maps []*cpumap.Map `json:"-"`
 }
 
 // PolicyReport is the policy's Info answer and what its first Init answered.
@@ -24,7 +29,9 @@ type PolicyReport struct {
 
 // NodeReport summarizes the topology the policy was given.
 type NodeReport struct {
-	Name      string `json:"name"`
+	Name string `json:"name"`
+	// Machine names the machine when it is a built-in one (no sysfs tree).
+	Machine   string `json:"machine,omitempty"`
 	CPUs      string `json:"cpus"`
 	NUMANodes string `json:"numaNodes"`
 }

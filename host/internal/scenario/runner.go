@@ -8,6 +8,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/cpumap"
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
@@ -24,6 +25,7 @@ type Runner struct {
 	client *abi.Client
 	step   *StepReport // the step in progress, nil outside Run
 	inits  int
+	labels cpumap.Labels // the maps' labels, the same for a container all along
 	// driver is the DRA driver name Init gives the policy, "<policy>.nri.io"
 	// as the agent names it by default; claims' CDI devices are its.
 	driver    string
@@ -59,6 +61,10 @@ func NewRunner(topo *abi.Topology, config []byte) *Runner {
 	}
 }
 
+// Machine names the machine the topology is of, for the report (the
+// reference machine simulate runs on without a sysfs tree).
+func (r *Runner) Machine(name string) { r.report.Node.Machine = name }
+
 // Warn records a message the policy logged at warning level: in the step in
 // progress, or before any, in the policy's report. The host's log hook calls
 // it (simulate does for both the Wasm and the native policy).
@@ -78,7 +84,7 @@ func (r *Runner) Init(ctx context.Context, t abi.Transport) error {
 	if r.inits == 0 {
 		info, err := c.Info(ctx, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor})
 		if err != nil {
-			return fmt.Errorf("info: %w", err)
+			return err // the client's error names the call
 		}
 		md := info.GetMetadata()
 		r.report.Policy = PolicyReport{Name: md.GetName(), Version: md.GetVersion(), SDK: md.GetSdk()}
@@ -95,7 +101,7 @@ func (r *Runner) Init(ctx context.Context, t abi.Transport) error {
 			len(restore.Pods), len(restore.Containers), len(restore.Claims)))
 	}
 	if err != nil {
-		return fmt.Errorf("init: %w", err)
+		return err // the client's error names the call (Init)
 	}
 	if r.inits == 1 {
 		r.report.Policy.WantsDRA = resp.GetWantsDra()
@@ -138,10 +144,18 @@ func (r *Runner) Run(ctx context.Context, t abi.Transport, sc *Scenario) (*Repor
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("simulate: steps[%d] (%s): %w", s.Index, s.Kind, err)
 		}
+		r.report.Maps = append(r.report.Maps, r.cpuMap(fmt.Sprintf("after step %d: %s %s", s.Index, s.Kind, r.step.Target)))
 	}
 	r.step = nil
 	r.report.Final = r.final()
 	return r.report, nil
+}
+
+// cpuMap draws the node's CPUs and the containers holding them.
+func (r *Runner) cpuMap(title string) *cpumap.Map {
+	m := cpumap.Build(r.topo, cpumap.Containers(r.node.journal()), &r.labels)
+	m.Title, m.Machine = strings.TrimSpace(title), r.report.Node.Machine
+	return m
 }
 
 // called records a call and, when it failed, its error; it tells whether the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -77,4 +78,40 @@ func yamlNode(dec *json.Decoder) (*yaml.Node, error) {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(t)}, nil
 	}
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+}
+
+// YAMLWithMaps renders the report as YAML (as YAML does) with each step's CPU
+// map after the step as comments, so that the output stays YAML; colour
+// paints the maps' labels with ANSI escapes, for a terminal.
+func (r *Report) YAMLWithMaps(colour bool) ([]byte, error) {
+	out, err := r.YAML()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	next := 0 // the map to insert before the next step or before final
+	insert := func() error {
+		if next == 0 || next > len(r.Maps) {
+			return nil
+		}
+		var text bytes.Buffer
+		if err := r.Maps[next-1].Text(&text, colour); err != nil {
+			return err
+		}
+		for _, line := range strings.SplitAfter(strings.TrimSuffix(text.String(), "\n"), "\n") {
+			b.WriteString("    # " + line)
+		}
+		b.WriteString("\n")
+		return nil
+	}
+	for _, line := range strings.SplitAfter(string(out), "\n") {
+		if strings.HasPrefix(line, "  - step: ") || strings.HasPrefix(line, "final:") {
+			if err := insert(); err != nil {
+				return nil, fmt.Errorf("render report: %w", err)
+			}
+			next++
+		}
+		b.WriteString(line)
+	}
+	return b.Bytes(), nil
 }

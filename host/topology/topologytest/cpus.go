@@ -2,6 +2,7 @@ package topologytest
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,6 +80,11 @@ func (m Machine) layout() []*lcpu {
 		for i := len(cpus) - m.Sparse.OfflineLast; i < len(cpus); i++ {
 			if i >= 0 {
 				cpus[i].offline = true
+			}
+		}
+		if m.Sparse.Online != nil {
+			for _, c := range cpus {
+				c.offline = !slices.Contains(m.Sparse.Online, c.id)
 			}
 		}
 	}

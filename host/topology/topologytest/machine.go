@@ -107,6 +107,9 @@ type Sparse struct {
 	Gap int
 	// OfflineLast takes the highest-numbered CPUs offline.
 	OfflineLast int
+	// Online, when set, lists the only CPU ids that are online (a VM with
+	// CPUs hot-plugged here and there); every other CPU is offline.
+	Online []int
 }
 
 // Write writes m's sysfs tree under dir, which must exist or be creatable.

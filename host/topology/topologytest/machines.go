@@ -143,3 +143,38 @@ func HBMAndPMEM() Machine {
 			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 64},
 		}}
 }
+
+// Reference2Socket is the machine `nriwasm simulate` and `nriwasm check` run
+// on when no sysfs tree is named: a 2-socket server of 8 cores per socket, 2
+// threads per core (32 CPUs; socket 0 holds cpu0-7 and their siblings
+// cpu16-23), one NUMA node of 64 GiB per socket, a NIC on each socket and an
+// NVMe drive on socket 0.
+func Reference2Socket() Machine {
+	return Machine{
+		Sockets: 2, CoresPerNode: 8, ThreadsPerCore: 2,
+		MemPerNodeGiB: 64,
+		Freq:          &Freq{MinKHz: 800000, MaxKHz: 3900000, BaseKHz: 2100000},
+		PCI: []PCIDev{
+			{Address: "0000:18:00.0", Root: "0000:17:02.0", Vendor: "0x8086", Device: "0x1592", Class: "0x020000", Node: 0, Driver: "ice"},
+			{Address: "0000:19:00.0", Root: "0000:17:04.0", Vendor: "0x144d", Device: "0xa824", Class: "0x010802", Node: 0, Driver: "nvme"},
+			{Address: "0000:af:00.0", Root: "0000:ae:02.0", Vendor: "0x15b3", Device: "0x1017", Class: "0x020000", Node: 1, Driver: "mlx5_core"},
+		},
+		NICs: []NIC{
+			{Name: "ens1f0", PCI: "0000:18:00.0", MAC: "40:a6:b7:00:00:01", Up: true},
+			{Name: "ens5f0", PCI: "0000:af:00.0", MAC: "b8:ce:f6:00:00:02", MTU: 9000, Up: true},
+			{Name: "lo", MAC: "00:00:00:00:00:00", MTU: 65536, Up: true},
+		},
+	}
+}
+
+// S8C4K is nri-plugins' e2e machine s8c4k (a QEMU guest): 8 packages of 512
+// single-thread cores, one NUMA node each (2 GiB), booted with cpu0-2 and
+// with cpu511, cpu1535 and cpu4095 hot-plugged: 6 CPUs online, on packages
+// 0, 2 and 7.
+func S8C4K() Machine {
+	return Machine{
+		Sockets: 8, CoresPerNode: 512, ThreadsPerCore: 1,
+		MemPerNodeGiB: 2,
+		Sparse:        &Sparse{Online: []int{0, 1, 2, 511, 1535, 4095}},
+	}
+}

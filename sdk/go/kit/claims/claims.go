@@ -27,6 +27,9 @@ type Finder[C any] struct {
 	// EnvValue is the value the policy gives a claim's variable: a
 	// variable matches only with exactly that value.
 	EnvValue func(C) string
+	// EnvName, when set, names a claim's variable from its uid; by default
+	// policy.ClaimEnvName(EnvPrefix, uid).
+	EnvName func(uid string) string
 }
 
 // Of are the claims container c holds, in the order they first appear. A
@@ -57,7 +60,11 @@ func (f Finder[C]) envClaim(prepared map[string]C, key, value string) (string, b
 		return "", false
 	}
 	for _, uid := range slices.Sorted(maps.Keys(prepared)) {
-		if policy.ClaimEnvName(f.EnvPrefix, uid) == key && f.EnvValue(prepared[uid]) == value {
+		name := policy.ClaimEnvName(f.EnvPrefix, uid)
+		if f.EnvName != nil {
+			name = f.EnvName(uid)
+		}
+		if name == key && f.EnvValue(prepared[uid]) == value {
 			return uid, true
 		}
 	}

@@ -103,3 +103,17 @@ func TestEarlier(t *testing.T) {
 		t.Errorf("other results: %v, want FAILED_PRECONDITION on claim.results", err)
 	}
 }
+
+// TestOfByOwnEnvName: a Finder with EnvName matches the variables it names
+// (here the uid as it is, '-' kept), not ClaimEnvName's.
+func TestOfByOwnEnvName(t *testing.T) {
+	f := finder
+	f.EnvName = func(uid string) string { return f.EnvPrefix + uid }
+	got, err := f.Of(&abi.Container{Env: env("DRA_CPUS_a-1", "0-1")}, prepared)
+	if err != nil || !slices.Equal(uids(got), []string{"a-1"}) {
+		t.Errorf("Of = %v, %v; want [a-1]", uids(got), err)
+	}
+	if got, _ := f.Of(&abi.Container{Env: env("DRA_CPUS_a_1", "0-1")}, prepared); len(got) != 0 {
+		t.Errorf("Of found %v by a name EnvName does not give", uids(got))
+	}
+}
