@@ -197,3 +197,21 @@ func sameString(a, b string) bool {
 	}
 	return unsafe.StringData(a) == unsafe.StringData(b) || a == b
 }
+
+// ChangedUpdate is the update that moves container id from the cpuset and
+// mems it was given (oldCPUs, oldMems) to new ones: only the fields that
+// changed to a non-empty value are set (an empty one means "not pinned",
+// which an update cannot express); nil when neither did.
+func ChangedUpdate(id, oldCPUs, newCPUs, oldMems, newMems string) *ContainerUpdate {
+	u := &ContainerUpdate{ContainerId: id}
+	if newCPUs != oldCPUs && newCPUs != "" {
+		u.CpusetCpus = newCPUs
+	}
+	if newMems != oldMems && newMems != "" {
+		u.CpusetMems = newMems
+	}
+	if u.CpusetCpus == "" && u.CpusetMems == "" {
+		return nil
+	}
+	return u
+}

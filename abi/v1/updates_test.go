@@ -201,3 +201,21 @@ func TestClientInitAnnouncesItsMinor(t *testing.T) {
 		t.Fatalf("Init sent host_abi_minor %d, want %d (>= %d)", got, abi.ABIMinor, abi.MinorGroupedUpdates)
 	}
 }
+
+func TestChangedUpdate(t *testing.T) {
+	for _, tc := range []struct {
+		oldC, newC, oldM, newM string
+		want                   *abi.ContainerUpdate
+	}{
+		{"0-3", "0-3", "0", "0", nil},
+		{"0-3", "", "0", "", nil}, // unpinned: nothing to send
+		{"0-3", "4-7", "0", "0", &abi.ContainerUpdate{ContainerId: "c", CpusetCpus: "4-7"}},
+		{"0-3", "0-3", "0", "1", &abi.ContainerUpdate{ContainerId: "c", CpusetMems: "1"}},
+		{"", "2", "", "0", &abi.ContainerUpdate{ContainerId: "c", CpusetCpus: "2", CpusetMems: "0"}},
+	} {
+		got := abi.ChangedUpdate("c", tc.oldC, tc.newC, tc.oldM, tc.newM)
+		if !got.EqualVT(tc.want) {
+			t.Errorf("%q→%q, %q→%q: %v, want %v", tc.oldC, tc.newC, tc.oldM, tc.newM, got, tc.want)
+		}
+	}
+}

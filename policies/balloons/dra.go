@@ -122,12 +122,9 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
 	s := p.st
 	spec := r.GetClaim()
-	if spec.GetUid() == "" {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, fieldClaimUID, "empty claim uid")
-	}
-	if old := s.claims[spec.GetUid()]; old != nil {
-		if !abi.SameResults(old.spec, spec) {
-			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldResults, "claim %s is allocated already, with other results", spec.GetUid())
+	if old, repeat, err := claims.Earlier(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }); err != nil || repeat {
+		if err != nil {
+			return nil, err
 		}
 		return &abi.AllocateResponse{Devices: old.answer()}, nil
 	}

@@ -227,14 +227,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 	var updates []*abi.ContainerUpdate
 	for _, id := range sortedKeys(st.ctrs) {
 		c, o := st.ctrs[id], old.ctrs[id]
-		u := &abi.ContainerUpdate{ContainerId: id}
-		if c.cpus != o.cpus && c.cpus != "" {
-			u.CpusetCpus = c.cpus
-		}
-		if c.mems != o.mems && c.mems != "" {
-			u.CpusetMems = c.mems
-		}
-		if u.CpusetCpus != "" || u.CpusetMems != "" {
+		if u := abi.ChangedUpdate(id, o.cpus, c.cpus, o.mems, c.mems); u != nil {
 			updates = append(updates, u)
 		}
 	}

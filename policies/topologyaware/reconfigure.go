@@ -68,14 +68,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 	for _, c := range st.containers() {
 		o := old.ctrs[c.id]
 		c.sent = st.cpusOf(c) // a later grant may have shrunk its pool since add
-		u := &abi.ContainerUpdate{ContainerId: c.id}
-		if c.sent != o.sent && c.sent != "" {
-			u.CpusetCpus = c.sent
-		}
-		if c.mems != o.mems && c.mems != "" {
-			u.CpusetMems = c.mems
-		}
-		if u.CpusetCpus != "" || u.CpusetMems != "" {
+		if u := abi.ChangedUpdate(c.id, o.sent, c.sent, o.mems, c.mems); u != nil {
 			updates = append(updates, u)
 		}
 	}

@@ -50,23 +50,19 @@ func (s Spec) Named(name string) Spec { s.Name = name; return s }
 func (s Spec) Limited(milli int64) Spec { s.Limit = milli; return s }
 
 // With adds a pod annotation.
-func (s Spec) With(k, v string) Spec {
-	s.Annotations = maps.Clone(s.Annotations)
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
-	}
-	s.Annotations[k] = v
-	return s
-}
+func (s Spec) With(k, v string) Spec { s.Annotations = withEntry(s.Annotations, k, v); return s }
 
 // Label adds a pod label.
-func (s Spec) Label(k, v string) Spec {
-	s.Labels = maps.Clone(s.Labels)
-	if s.Labels == nil {
-		s.Labels = map[string]string{}
+func (s Spec) Label(k, v string) Spec { s.Labels = withEntry(s.Labels, k, v); return s }
+
+// withEntry is a copy of m with k set to v: specs share nothing.
+func withEntry(m map[string]string, k, v string) map[string]string {
+	m = maps.Clone(m)
+	if m == nil {
+		m = map[string]string{}
 	}
-	s.Labels[k] = v
-	return s
+	m[k] = v
+	return m
 }
 
 // WithCDI sets the CDI devices the runtime reports.

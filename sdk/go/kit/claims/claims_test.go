@@ -84,6 +84,26 @@ func TestOfByEnvironment(t *testing.T) {
 	}
 }
 
+func TestEarlier(t *testing.T) {
+	first := &abi.Claim{Uid: "u", Results: []*abi.DeviceAllocation{{Device: "d0"}}}
+	allocated := map[string]*abi.Claim{"u": first}
+	self := func(c *abi.Claim) *abi.Claim { return c }
+	if old, repeat, err := claims.Earlier(first.CloneVT(), allocated, self); err != nil || !repeat || old != first {
+		t.Errorf("a repeat: %v, %v, %v; want the first allocation", old, repeat, err)
+	}
+	if old, repeat, err := claims.Earlier(&abi.Claim{Uid: "v"}, allocated, self); err != nil || repeat || old != nil {
+		t.Errorf("a new claim: %v, %v, %v; want none", old, repeat, err)
+	}
+	var pe *abi.PolicyError
+	if _, _, err := claims.Earlier(&abi.Claim{}, allocated, self); !errors.As(err, &pe) || pe.Field != "claim.uid" {
+		t.Errorf("no uid: %v, want a refusal of claim.uid", err)
+	}
+	other := &abi.Claim{Uid: "u", Results: []*abi.DeviceAllocation{{Device: "d1"}}}
+	if _, _, err := claims.Earlier(other, allocated, self); !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION || pe.Field != "claim.results" {
+		t.Errorf("other results: %v, want FAILED_PRECONDITION on claim.results", err)
+	}
+}
+
 // TestOfByOwnEnvName: a Finder with EnvName matches the variables it names
 // (here the uid as it is, '-' kept), not ClaimEnvName's.
 func TestOfByOwnEnvName(t *testing.T) {
