@@ -39,6 +39,7 @@ func (m *Manager) call(ctx context.Context, method abi.Method, do func(context.C
 		fb = m.fallback
 		err = m.attempt(ctx, do)
 	}
+	m.pools.down = runtimeFailure(err) || errors.Is(err, wasm.ErrRestore)
 	if isAnswerError(err) {
 		m.refused(method, err)
 	}

@@ -40,11 +40,16 @@ type Pool struct {
 type poolCache struct {
 	supported bool // the policy lists METHOD_POOLS
 	stale     bool
-	pools     []Pool
+	// down is set while the last call's failure left no instance: the next
+	// decision rebuilds it, a scrape must not (the rebuild would be counted,
+	// and paid, for a metric).
+	down  bool
+	pools []Pool
 }
 
 // Pools returns the policy's pools, asking the policy only if a decision was
-// made since the last answer. It returns ErrNoPools for a policy without the
+// made since the last answer and an instance is up (after a failure it
+// returns the last answer until a decision rebuilds the instance). It returns ErrNoPools for a policy without the
 // Pools call, and the policy's or the checks' error if its answer failed (the
 // call is then counted like any other, with method "Pools").
 func (m *Manager) Pools(ctx context.Context) ([]Pool, error) {
@@ -53,7 +58,7 @@ func (m *Manager) Pools(ctx context.Context) ([]Pool, error) {
 	if !m.pools.supported {
 		return nil, ErrNoPools
 	}
-	if m.pools.stale {
+	if m.pools.stale && !m.pools.down {
 		var resp *abi.PoolsResponse
 		err := m.call(ctx, abi.Method_METHOD_POOLS, func(ctx context.Context) (err error) {
 			if resp, err = m.client.Pools(ctx, &abi.PoolsRequest{}); err != nil {

@@ -174,3 +174,40 @@ func TestPoolsScrapedDuringDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPoolsAfterAFailure: a scrape between a failed call and the next
+// decision is served the last answer and does not rebuild the instance; the
+// next decision rebuilds it, and the scrape after that asks the policy again.
+func TestPoolsAfterAFailure(t *testing.T) {
+	ctx := context.Background()
+	f := newFake(map[abi.Method]int{abi.Method_METHOD_CREATE_CONTAINER: 2}) // the call and its retry
+	m, _ := newMeteredManager(t, f)
+	before, err := m.Pools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, c := container("a", "0-1")
+	_, _, _ = m.CreateContainer(ctx, pod, c) // fails open or closed: either leaves no instance
+	if n := f.calls[abi.Method_METHOD_CREATE_CONTAINER]; n != 2 {
+		t.Fatalf("CreateContainer reached the policy %d times, want 2 (the call and its retry, both trapping)", n)
+	}
+	rebuilds := f.Rebuilds()
+	pools, err := m.Pools(ctx)
+	if err != nil || !slices.EqualFunc(pools, before, equalPool) {
+		t.Fatalf("Pools after the failure = %+v, %v; want the last answer %+v", pools, err, before)
+	}
+	if n := f.Rebuilds(); n != rebuilds {
+		t.Fatalf("a scrape rebuilt the instance (%d rebuilds, was %d)", n, rebuilds)
+	}
+	pod, c = container("b", "0-1")
+	if _, _, err := m.CreateContainer(ctx, pod, c); err != nil {
+		t.Fatal(err)
+	}
+	asked := f.calls[abi.Method_METHOD_POOLS]
+	if _, err := m.Pools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.calls[abi.Method_METHOD_POOLS] != asked+1 {
+		t.Fatal("the scrape after a decision on the rebuilt instance did not ask the policy")
+	}
+}
