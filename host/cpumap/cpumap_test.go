@@ -2,6 +2,7 @@ package cpumap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -154,7 +155,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 
 func TestHandlerFormats(t *testing.T) {
 	m := Build(reference(t), holdings, nil)
-	h := Handler(func() (*Map, error) { return m, nil })
+	h := Handler(func(context.Context) (*Map, error) { return m, nil })
 	for _, tt := range []struct{ query, accept, wantType, wantBody string }{
 		{"", "", "text/html", `data-cpu="0" data-holders="A"`},
 		{"?format=json", "", "application/json", `"label": "A"`},

@@ -2,19 +2,20 @@ package cpumap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 )
 
-// Handler serves the map source returns: JSON when the request's format
+// Handler serves the map source returns (given the request's context): JSON when the request's format
 // query parameter is "json" or its Accept header asks for application/json,
 // plain text for format=text, else the HTML page. A source error is a 503
 // with its text.
-func Handler(source func() (*Map, error)) http.Handler {
+func Handler(source func(context.Context) (*Map, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m, err := source()
+		m, err := source(r.Context())
 		if err != nil {
 			http.Error(w, "cpu map: "+err.Error(), http.StatusServiceUnavailable)
 			return

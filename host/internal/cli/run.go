@@ -224,17 +224,26 @@ func nodeName() string {
 }
 
 // agentHandler serves the metrics port: /metrics and the probes, and at
-// /debug/cpus the live CPU map of the node (the containers by the cpusets
-// the agent applied; 503 until the resource manager runs).
+// /debug/cpus the live CPU map of the node: the containers by the cpusets the
+// agent applied and, when the policy answers Pools, its pools (503 until the
+// resource manager runs).
 func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", metrics.Handler(met, ready))
-	mux.Handle("/debug/cpus", cpumap.Handler(func() (*cpumap.Map, error) {
+	mux.Handle("/debug/cpus", cpumap.Handler(func(ctx context.Context) (*cpumap.Map, error) {
 		m := mgr.Load()
 		if m == nil {
 			return nil, errors.New("the resource manager is not running yet")
 		}
-		cm := cpumap.Build(topo, cpumap.Containers(m.Journal()), nil)
+		holdings := cpumap.Containers(m.Journal())
+		pools, err := m.Pools(ctx)
+		if err != nil && !errors.Is(err, resmgr.ErrNoPools) {
+			return nil, fmt.Errorf("the policy's pools: %w", err)
+		}
+		for _, p := range pools {
+			holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
+		}
+		cm := cpumap.Build(topo, holdings, nil)
 		cm.Title = "CPUs of node " + nodeName()
 		return cm, nil
 	}))
