@@ -267,6 +267,41 @@ impl Policy for NetDev {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nriwasm::testing::Client;
+
+    fn initialized() -> Client<NetDev> {
+        let mut client = Client::new(NetDev::default());
+        let nic = NetworkInterface { name: "eth1".into(), pci_address: "0000:01:00.0".into(), ..Default::default() };
+        let topology = Topology { network_interfaces: vec![nic], ..Default::default() };
+        assert!(client.init(InitRequest { topology: Some(topology), ..Default::default() }).unwrap().wants_dra);
+        client
+    }
+
+    fn claim(uid: &str, device: &str) -> AllocateRequest {
+        let result = DeviceAllocation { request: "nic".into(), device: device.into(), ..Default::default() };
+        AllocateRequest { claim: Some(Claim { uid: uid.into(), results: vec![result], ..Default::default() }) }
+    }
+
+    #[test]
+    fn a_device_holds_one_claim_until_released() {
+        let mut client = initialized();
+        let device = client.devices(DevicesRequest::default()).unwrap().devices[0].name.clone();
+        client.allocate(claim("a", &device)).unwrap();
+        let refused = client.allocate(claim("b", &device)).unwrap_err();
+        assert_eq!((refused.code, refused.field.as_str()), (ErrorCode::FailedPrecondition as i32, "claim.results[0].device"));
+        client.release(ReleaseRequest { claim: Some(Claim { uid: "a".into(), ..Default::default() }) }).unwrap();
+        client.allocate(claim("b", &device)).unwrap();
+        let dump = String::from_utf8(client.dump_state(DumpStateRequest::default()).unwrap().json).unwrap();
+        assert_eq!(dump, format!(r#"{{"devices":{{"{}":"eth1"}},"claims":{{"b":["{}"]}}}}"#, device, device));
+    }
+
+    #[test]
+    fn unknown_devices_and_configuration_name_their_field() {
+        let mut client = initialized();
+        assert_eq!(client.allocate(claim("a", "nope")).unwrap_err().field, "claim.results[0].device");
+        let bad = ReconfigureRequest { config: b"includeVirtual: maybe".to_vec() };
+        assert_eq!(client.reconfigure(bad).unwrap_err().field, "config.includeVirtual");
+    }
 
     #[test]
     fn env_names_are_valid() {
