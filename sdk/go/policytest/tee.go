@@ -4,14 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
 // Tee is a transport that makes every call on two builds of a policy
 // (typically the native one and the .wasm, which host/wasm/wasmtest lends),
-// requires proto.Equal answers, policy errors included, and hands on Want's.
+// requires equal answers (EqualVT, which both generated codecs have), policy errors included, and hands on Want's.
 // Calls counts the calls compared.
 type Tee struct {
 	TB testing.TB
@@ -31,7 +29,7 @@ func (t Tee) Call(ctx context.Context, method abi.Method, req abi.Message) (*abi
 	if err != nil {
 		t.TB.Fatalf("call %d %s on the build compared: %v", *t.Calls, method.Short(), err)
 	}
-	if !proto.Equal(got, want) {
+	if !got.EqualVT(want) {
 		t.TB.Fatalf("call %d %s: the build compared answered\n%v\nthe reference\n%v", *t.Calls, method.Short(), got, want)
 	}
 	*t.Calls++
