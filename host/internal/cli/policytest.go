@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -52,11 +53,16 @@ naming the checks that failed.`,
 
 func runPolicyTest(cmd *cobra.Command, f policyTestFlags) error {
 	ctx := cmd.Context()
-	handler, err := f.logHandler(cmd.ErrOrStderr())
+	level, err := f.logLevel()
 	if err != nil {
 		return err
 	}
-	logger := logr.FromSlogHandler(handler)
+	if level == slog.LevelInfo {
+		// At the default, the checks' deliberate rebuilds would log one
+		// INFO line each: show warnings and errors only.
+		level = slog.LevelWarn
+	}
+	logger := logr.FromSlogHandler(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	o := abicheck.Options{Wasm: f.wasmOptions(wasm.WithLogger(logger))}
 	if o.Config, o.Topology, err = f.inputs(); err != nil {
 		return err
