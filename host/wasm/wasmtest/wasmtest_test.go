@@ -62,7 +62,7 @@ func TestTeeFailsOnADifference(t *testing.T) {
 		t.Fatalf("the same policy both ways: err %v, failure %q, calls %d", err, rec.failed, calls)
 	}
 	// A call only the native side saw: its event log, and so DumpState, differ.
-	if _, err := r.Call(ctx, abi.Method_METHOD_INIT, &abi.InitRequest{Config: []byte("dra")}); err != nil {
+	if _, err := r.Call(ctx, abi.Method_METHOD_DEVICES, &abi.DevicesRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = c.DumpState(ctx, &abi.DumpStateRequest{})
