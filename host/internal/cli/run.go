@@ -226,7 +226,8 @@ func nodeName() string {
 // agentHandler serves the metrics port: /metrics and the probes, and at
 // /debug/cpus the live CPU map of the node: the containers by the cpusets the
 // agent applied and, when the policy answers Pools, its pools (503 until the
-// resource manager runs).
+// resource manager runs; without the pools, named in the title, if the
+// policy's answer is refused).
 func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", metrics.Handler(met, ready))
@@ -236,15 +237,17 @@ func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, 
 			return nil, errors.New("the resource manager is not running yet")
 		}
 		holdings := cpumap.Containers(m.Journal())
-		pools, err := m.Pools(ctx)
-		if err != nil && !errors.Is(err, resmgr.ErrNoPools) {
-			return nil, fmt.Errorf("the policy's pools: %w", err)
-		}
+		// A refused Pools answer leaves the pools off the map, not the map
+		// off the page: the containers' CPUs are the agent's own record.
+		pools, poolsErr := m.Pools(ctx)
 		for _, p := range pools {
 			holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
 		}
 		cm := cpumap.Build(topo, holdings, nil)
 		cm.Title = "CPUs of node " + nodeName()
+		if poolsErr != nil && !errors.Is(poolsErr, resmgr.ErrNoPools) {
+			cm.Title += fmt.Sprintf(" (the policy's pools are not shown: %v)", poolsErr)
+		}
 		return cm, nil
 	}))
 	return mux
