@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -69,14 +70,11 @@ func (c *container) adjustment() *abi.ContainerAdjustment {
 
 // CreateContainer implements policy.ContainerCreator.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+	// A repeated create answers what the first one was given.
+	if resp, err := containers.Repeated(r, p.st.ctrs, (*container).adjustment); resp != nil || err != nil {
+		return resp, err
+	}
 	spec := r.GetContainer()
-	if spec.GetId() == "" {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
-	}
-	if c := p.st.ctrs[spec.GetId()]; c != nil {
-		// A repeated create answers what the first one was given.
-		return &abi.CreateContainerResponse{Adjustment: c.adjustment()}, nil
-	}
 	c, err := p.st.create(r.GetPod(), spec)
 	if err != nil {
 		return nil, err
