@@ -87,7 +87,7 @@ func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCont
 func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
 	c, err := s.place(pod, spec)
 	if err != nil {
-		s.clearDirty() // nothing changed
+		s.dirty.Clear() // nothing changed
 		return nil, err
 	}
 	s.specs[c.id] = encodeSpec(pod, spec)
@@ -112,7 +112,7 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 				"%dm does not fit in balloon %s: %dm left", milli, b.name(), room)
 		}
 		if err := s.resize(b, max(1, b.milli-c.milli+milli)); err != nil {
-			s.clearDirty()
+			s.dirty.Clear()
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli", "%dm: %v", milli, err)
 		}
 		b.milli += milli - c.milli

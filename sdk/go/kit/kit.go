@@ -7,6 +7,7 @@
 //     ("cpuset:0-3", "exclude-cpuset:0-3") as nri-plugins writes them;
 //   - claims: which prepared DRA claims a container holds, and the checks
 //     and answer of a repeated Allocate;
+//   - dirty: the list of pools or balloons changed since the last answer;
 //   - containers: a container's effective annotations (nri-plugins'
 //     scoping) and the answer of a repeated CreateContainer;
 //   - expr: nri-plugins' matchExpressions (keys, operators, groupBy
