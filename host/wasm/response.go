@@ -37,10 +37,6 @@ func checkResponse(resp *abi.Response) error {
 	return checkMessage(resp.ProtoReflect(), "response", 0)
 }
 
-// updateName is ContainerUpdate's full name, which checkMessage hands to
-// checkUpdate.
-var updateName = (*abi.ContainerUpdate)(nil).ProtoReflect().Descriptor().FullName()
-
 func checkMessage(m protoreflect.Message, path string, depth int) error {
 	if depth > maxResponseDepth {
 		return fmt.Errorf("%s: nested deeper than %d messages", path, maxResponseDepth)
