@@ -37,6 +37,29 @@ var fidelityMachines = map[string]func(testing.TB) *abi.Topology{
 		return policytest.Isolate(policytest.Machine(tb, "N4C16"), cpuset.New(0, 1))
 	},
 	"s8c4k": func(tb testing.TB) *abi.Topology { return policytest.Machine(tb, "S8C4K") },
+	// n4c16 booted with a kernel built without NUMA (test30-numa-disabled).
+	"n4c16-nonuma": func(tb testing.TB) *abi.Topology { return withoutNUMA(policytest.Machine(tb, "N4C16")) },
+}
+
+// withoutNUMA is a copy of topo as the host discovers it on a kernel built
+// without NUMA (host/topology, discoverNodes): no devices/system/node, so
+// one node 0 of DRAM with every CPU, its distance to itself only and its
+// memory unknown; devices name no node (their numa_node reads -1).
+func withoutNUMA(topo *abi.Topology) *abi.Topology {
+	t := topo.CloneVT()
+	n := &abi.NUMANode{Distances: []*abi.NodeDistance{{Node: 0, Distance: 10}}, MemoryKind: abi.MemoryKind_MEMORY_KIND_DRAM}
+	for _, c := range t.Cpus {
+		c.NumaNode = 0
+		n.Cpus = append(n.Cpus, c.Id)
+	}
+	t.NumaNodes = []*abi.NUMANode{n}
+	for _, d := range t.PciDevices {
+		d.NumaNode = nil
+	}
+	for _, i := range t.NetworkInterfaces {
+		i.NumaNode = nil
+	}
+	return t
 }
 
 // fidelityScenario is the part of the scenario file the cases use.
