@@ -103,11 +103,11 @@ type Shadow struct {
 	stopped atomic.Bool // dropped: Observe queues nothing more
 
 	// Owned by Run's goroutine.
-	policy      resmgr.Policy
-	pending     *abi.RestoreState // what the next instance is initialized with
-	skip        uint64            // exchanges up to this Seq are in pending
-	session     *compare.Session
-	failedAt    []uint64 // the Seq of the last MaxFailures failed calls
+	policy   resmgr.Policy
+	pending  *abi.RestoreState // what the next instance is initialized with
+	skip     uint64            // exchanges up to this Seq are in pending
+	session  *compare.Session
+	failedAt []uint64 // the Seq of the last MaxFailures failed calls
 
 	mu     sync.Mutex // guards report
 	report Report
