@@ -394,7 +394,9 @@ func TestSwapConfigRefusedLive(t *testing.T) {
 	g1 := a.create(t, policytest.Container("g1", 2000).Guaranteed())
 	before := a.assignments()
 	newConfig := `{"reservedResources":{"cpu":"cpuset:` + g1 + `"}}`
-	cfg := a.changed(func(c *config.Config) { c.Policy.Config, c.Policy.Data = config.RawConfig(newConfig), []byte(newConfig) })
+	cfg := a.changed(func(c *config.Config) {
+		c.Policy.Config, c.Policy.Data = config.RawConfig(newConfig), []byte(newConfig)
+	})
 	if err := a.m.ApplyConfig(context.Background(), cfg, nil); err != nil {
 		t.Fatalf("configuration refused: %v", err)
 	}
