@@ -153,9 +153,13 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	loc, err := topology.NewLocator(cfg.Sysfs)
+	if err != nil {
+		return err
+	}
 	plugin, err := nri.New(m, nri.Options{
 		SocketPath: cfg.NRI.SocketPath, PluginName: cfg.NRI.PluginName, PluginIndex: string(cfg.NRI.PluginIndex),
-		Logger: log, Metrics: met,
+		Logger: log, Metrics: met, Locator: loc,
 	})
 	if err != nil {
 		return err
