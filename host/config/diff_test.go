@@ -24,7 +24,7 @@ func TestDiff(t *testing.T) {
 			[]string{"nri.socketPath"}, []string{"policy.name"}},
 		{"live and restart", func(c *Config) { c.Policy.Data, c.Log.Verbosity = []byte("a: 1"), 3 }, true, []string{"log.verbosity"}, nil},
 		{"policy name", func(c *Config) { c.Policy.Name = "balloons" }, false, nil, []string{"policy.name"}},
-		{"module limits", func(c *Config) { c.Policy.MemoryLimit, c.Policy.CallTimeout = 512<<20, Duration(time.Second / 2) }, false, nil,
+		{"module limits", func(c *Config) { c.Policy.MemoryLimit, c.Policy.CallTimeout = 512<<20, Duration(time.Second/2) }, false, nil,
 			[]string{"policy.memoryLimit", "policy.callTimeout"}},
 		{"swap check interval", func(c *Config) { c.Policy.Swap.CheckInterval = Duration(time.Hour) }, false, []string{"policy.swap.checkInterval"}, nil},
 	}

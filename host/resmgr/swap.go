@@ -26,6 +26,10 @@ type Identity struct {
 	Name string `json:"name"`
 	// Digest is "sha256:<hex>" of the module's bytes.
 	Digest string `json:"digest"`
+	// Pinned is, for an OCI reference, the reference pinned to the manifest
+	// digest loaded: a restart with the same policy.name loads it again (the
+	// agent's Recheck then swaps to what the tag names now).
+	Pinned string `json:"pinned,omitempty"`
 }
 
 // String is "name (digest) from reference".

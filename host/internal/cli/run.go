@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -61,10 +62,11 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	name, module, err := loadAgentPolicy(ctx, cfg, log)
+	pol, err := startPolicy(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	name := pol.name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
 	// agent a surge upgrade replaces holds it until it exits.
@@ -134,7 +136,8 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	m, err := resmgr.New(ctx, resmgr.Options{
 		Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
-		Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
+		Load:     resmgr.WasmLoader(name, pol.module, &cfg.Policy, log),
+		Identity: pol.identity(cfg.Policy.Name), Resolve: resolver(log),
 	})
 	if err != nil {
 		return err
@@ -172,6 +175,9 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			return nil
 		}
 	})
+	if iv := time.Duration(cfg.Policy.Swap.CheckInterval); iv > 0 {
+		m.Go("policy-recheck", recheckPolicy(m, iv))
+	}
 	if f.config != "" {
 		m.Go("config", func(ctx context.Context) error {
 			return config.Watch(ctx, f.config, func(c *config.Config, err error) {
