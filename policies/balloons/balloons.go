@@ -62,7 +62,8 @@
 // attributes balloonType, instance, numaNodes and socket and the capacity
 // cpu = maxCPUs. Allocating a claim binds its instance; a container whose
 // CDI devices name "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName) runs in it (the env
-// DRA_BALLOON_<uid>=<device> only when the runtime reports no CDI devices).
+// DRA_BALLOON_<uid>=<device>, the uid as it is, only when the runtime
+// reports no CDI devices).
 //
 // Every answer is a function of the configuration, the topology and the calls
 // seen since Init: no clock, no randomness, and every map is sorted before it

@@ -17,6 +17,13 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
+// EnvName is the environment variable naming a claim as dra-driver-cpu and
+// nri-plugins name theirs (DRA_CPUSET_<uid>): prefix and the claim's uid as
+// it is, '-' included. Kubernetes and the runtimes take '-' in a variable's
+// name (apimachinery's IsEnvVarName); only a shell cannot expand it.
+// policy.ClaimEnvName is the shell-safe form, '-' written as '_'.
+func EnvName(prefix, uid string) string { return prefix + uid }
+
 // Finder looks claims of type C up in a policy's map of prepared claims.
 type Finder[C any] struct {
 	// Driver is the DRA driver name the policy's claims are allocated by.

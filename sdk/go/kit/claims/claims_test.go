@@ -113,7 +113,7 @@ func TestRepeated(t *testing.T) {
 // (here the uid as it is, '-' kept), not ClaimEnvName's.
 func TestOfByOwnEnvName(t *testing.T) {
 	f := finder
-	f.EnvName = func(uid string) string { return f.EnvPrefix + uid }
+	f.EnvName = func(uid string) string { return claims.EnvName(f.EnvPrefix, uid) }
 	got, err := f.Of(&abi.Container{Env: env("DRA_CPUS_a-1", "0-1")}, prepared)
 	if err != nil || !slices.Equal(uids(got), []string{"a-1"}) {
 		t.Errorf("Of = %v, %v; want [a-1]", uids(got), err)
