@@ -121,11 +121,8 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
 	s := p.st
 	spec := r.GetClaim()
-	if old, repeat, err := claims.Earlier(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }); err != nil || repeat {
-		if err != nil {
-			return nil, err
-		}
-		return &abi.AllocateResponse{Devices: old.answer()}, nil
+	if resp, err := claims.Repeated(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer); resp != nil || err != nil {
+		return resp, err
 	}
 	b, err := s.resultBalloon(spec)
 	if err != nil {
