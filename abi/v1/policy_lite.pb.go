@@ -77,9 +77,8 @@ type PolicyMetadata struct {
 	// ReconfigureRequest.config). Unspecified: the bytes as the user wrote them.
 	// JSON: the host converts a YAML configuration to JSON before sending it and
 	// answers a configuration that is neither with INVALID_ARGUMENT, field
-	// "config", without calling the policy. Added in v1.2 without a minor bump: a
-	// host that does not know it sends the bytes as written (abi/README.md,
-	// section 15).
+	// "config", without calling the policy. Since v1.3; a v1.2 host sends the bytes
+	// as written (abi/README.md, section 16).
 	ConfigFormat ConfigFormat `protobuf:"varint,8,opt,name=config_format,json=configFormat,proto3" json:"configFormat,omitempty"`
 }
 
