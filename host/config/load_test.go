@@ -23,6 +23,7 @@ func TestLoadFull(t *testing.T) {
 			Config:      RawConfig(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
 			MemoryLimit: 512 << 20, CallTimeout: Duration(750 * time.Millisecond),
 			CacheDir: "/var/cache/nriwasm",
+			Swap:     Swap{MaxMoves: 2, CheckInterval: Duration(time.Hour)},
 			Data:     []byte(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
 			Shadow: &Shadow{Name: "balloons", Config: RawConfig(`{"reservedCPUs":"0"}`), MemoryLimit: 128 << 20,
 				CallTimeout: Duration(500 * time.Millisecond), QueueLength: 64, Keep: 10, MaxFailures: 5,
@@ -48,7 +49,7 @@ func TestLoadFull(t *testing.T) {
 	change := Diff(Default(), cfg)
 	require(t, change.PolicyConfig, true)
 	for _, f := range allFields() {
-		if !liveFields[f] && !slices.Contains(change.Restart, f) {
+		if !liveFields[f] && !slices.Contains(change.Restart, f) && !slices.Contains(change.Swap, f) && !slices.Contains(change.Settings, f) {
 			t.Errorf("testdata/full.yaml leaves %s at its default", f)
 		}
 	}

@@ -36,6 +36,12 @@ const (
 	// MinRecordSize is the smallest record.maxSize but 0: room for a few
 	// files, each starting with a snapshot of the journal.
 	MinRecordSize Quantity = 1 << 20
+	// MaxSwapMoves bounds policy.swap.maxMoves.
+	MaxSwapMoves = 10000
+	// MinSwapCheckInterval and MaxSwapCheckInterval bound a non-zero
+	// policy.swap.checkInterval.
+	MinSwapCheckInterval = time.Minute
+	MaxSwapCheckInterval = 24 * time.Hour
 	// MaxVerbosity bounds log.verbosity.
 	MaxVerbosity = 10
 	// maxSocketPath is the longest Unix socket path (sun_path less its NUL).
@@ -102,6 +108,11 @@ func (c *Config) Validate() error {
 	}
 	check(c.Record.MaxSize == 0 || c.Record.MaxSize >= MinRecordSize, "record.maxSize", c.Record.MaxSize, "must be 0 (no record) or at least %v", MinRecordSize)
 	absPath("record.dir", c.Record.Dir, false)
+	check(p.Swap.MaxMoves >= 0 && p.Swap.MaxMoves <= MaxSwapMoves, "policy.swap.maxMoves", p.Swap.MaxMoves, "must be between 0 and %d", MaxSwapMoves)
+	if ci := time.Duration(p.Swap.CheckInterval); ci != 0 {
+		check(ci >= MinSwapCheckInterval && ci <= MaxSwapCheckInterval, "policy.swap.checkInterval", p.Swap.CheckInterval,
+			"must be 0 (check only on a configuration change) or between %v and %v", MinSwapCheckInterval, MaxSwapCheckInterval)
+	}
 
 	n := &c.NRI
 	absPath("nri.socketPath", n.SocketPath, true)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -69,14 +70,11 @@ func (c *container) adjustment() *abi.ContainerAdjustment {
 
 // CreateContainer implements policy.ContainerCreator.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+	// A repeated create answers what the first one was given.
+	if resp, err := containers.Repeated(r, p.st.ctrs, (*container).adjustment); resp != nil || err != nil {
+		return resp, err
+	}
 	spec := r.GetContainer()
-	if spec.GetId() == "" {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
-	}
-	if c := p.st.ctrs[spec.GetId()]; c != nil {
-		// A repeated create answers what the first one was given.
-		return &abi.CreateContainerResponse{Adjustment: c.adjustment()}, nil
-	}
 	c, err := p.st.create(r.GetPod(), spec)
 	if err != nil {
 		return nil, err
@@ -89,7 +87,7 @@ func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCont
 func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
 	c, err := s.place(pod, spec)
 	if err != nil {
-		s.clearDirty() // nothing changed
+		s.dirty.Clear() // nothing changed
 		return nil, err
 	}
 	s.specs[c.id] = encodeSpec(pod, spec)
@@ -114,7 +112,7 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 				"%dm does not fit in balloon %s: %dm left", milli, b.name(), room)
 		}
 		if err := s.resize(b, max(1, b.milli-c.milli+milli)); err != nil {
-			s.clearDirty()
+			s.dirty.Clear()
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli", "%dm: %v", milli, err)
 		}
 		b.milli += milli - c.milli

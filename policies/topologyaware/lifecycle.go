@@ -2,6 +2,7 @@ package topologyaware
 
 import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -28,14 +29,11 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 
 // CreateContainer implements policy.ContainerCreator.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+	// A repeated create answers what the first one was given.
+	if resp, err := containers.Repeated(r, p.st.ctrs, (*container).adjustment); resp != nil || err != nil {
+		return resp, err
+	}
 	spec := r.GetContainer()
-	if spec.GetId() == "" {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
-	}
-	if c := p.st.ctrs[spec.GetId()]; c != nil {
-		// A repeated create answers what the first one was given.
-		return &abi.CreateContainerResponse{Adjustment: c.adjustment()}, nil
-	}
 	c, err := p.st.place(r.GetPod(), spec)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,10 +63,11 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	name, module, err := loadAgentPolicy(ctx, cfg, log)
+	pol, err := startPolicy(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	name := pol.name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
 	// agent a surge upgrade replaces holds it until it exits.
@@ -136,7 +138,8 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	m, err := resmgr.New(ctx, resmgr.Options{
 		Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
-		Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
+		Load:     resmgr.WasmLoader(name, pol.module, &cfg.Policy, log),
+		Identity: pol.identity(cfg.Policy.Name), Resolve: resolver(log),
 	})
 	if err != nil {
 		return err
@@ -157,9 +160,13 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	loc, err := topology.NewLocator(cfg.Sysfs)
+	if err != nil {
+		return err
+	}
 	plugin, err := nri.New(m, nri.Options{
 		SocketPath: cfg.NRI.SocketPath, PluginName: cfg.NRI.PluginName, PluginIndex: string(cfg.NRI.PluginIndex),
-		Logger: log, Metrics: met,
+		Logger: log, Metrics: met, Locator: loc,
 	})
 	if err != nil {
 		return err
@@ -175,6 +182,9 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			return nil
 		}
 	})
+	if iv := time.Duration(cfg.Policy.Swap.CheckInterval); iv > 0 {
+		m.Go("policy-recheck", recheckPolicy(m, iv))
+	}
 	if f.config != "" {
 		m.Go("config", func(ctx context.Context) error {
 			return config.Watch(ctx, f.config, func(c *config.Config, err error) {
@@ -233,7 +243,7 @@ func nodeName() string {
 // agentHandler serves the metrics port: /metrics and the probes, and at
 // /debug/cpus the live CPU map of the node: the containers by the cpusets the
 // agent applied and, when the policy answers Pools, its pools (503 until the
-// resource manager runs; without the pools, named in the title, if the
+// resource manager runs; without the pools, said in the map's note, if the
 // policy's answer is refused), and at /debug/shadow the shadow policy's
 // report.
 func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager], sh *atomic.Pointer[shadow.Shadow]) http.Handler {
@@ -245,19 +255,25 @@ func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, 
 		if m == nil {
 			return nil, errors.New("the resource manager is not running yet")
 		}
-		holdings := cpumap.Containers(m.Journal())
-		// A refused Pools answer leaves the pools off the map, not the map
-		// off the page: the containers' CPUs are the agent's own record.
 		pools, poolsErr := m.Pools(ctx)
-		for _, p := range pools {
-			holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
-		}
-		cm := cpumap.Build(topo, holdings, nil)
-		cm.Title = "CPUs of node " + nodeName()
-		if poolsErr != nil && !errors.Is(poolsErr, resmgr.ErrNoPools) {
-			cm.Title += fmt.Sprintf(" (the policy's pools are not shown: %v)", poolsErr)
-		}
-		return cm, nil
+		return liveMap(topo, m.Journal(), pools, poolsErr), nil
 	}))
 	return mux
+}
+
+// liveMap is /debug/cpus' map: the journal's containers and the policy's
+// pools. A refused Pools answer (poolsErr other than resmgr.ErrNoPools)
+// leaves the pools off the map, not the map off the page: the containers'
+// CPUs are the agent's own record; the map's note says why.
+func liveMap(topo *abi.Topology, journal *abi.RestoreState, pools []resmgr.Pool, poolsErr error) *cpumap.Map {
+	holdings := cpumap.Containers(journal)
+	for _, p := range pools {
+		holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
+	}
+	cm := cpumap.Build(topo, holdings, nil)
+	cm.Title = "CPUs of node " + nodeName()
+	if poolsErr != nil && !errors.Is(poolsErr, resmgr.ErrNoPools) {
+		cm.Note = fmt.Sprintf("the policy's pools are not shown: %v", poolsErr)
+	}
+	return cm
 }
