@@ -238,7 +238,7 @@ func nodeName() string {
 // agentHandler serves the metrics port: /metrics and the probes, and at
 // /debug/cpus the live CPU map of the node: the containers by the cpusets the
 // agent applied and, when the policy answers Pools, its pools (503 until the
-// resource manager runs; without the pools, named in the title, if the
+// resource manager runs; without the pools, said in the map's note, if the
 // policy's answer is refused).
 func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
 	mux := http.NewServeMux()
@@ -248,19 +248,25 @@ func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, 
 		if m == nil {
 			return nil, errors.New("the resource manager is not running yet")
 		}
-		holdings := cpumap.Containers(m.Journal())
-		// A refused Pools answer leaves the pools off the map, not the map
-		// off the page: the containers' CPUs are the agent's own record.
 		pools, poolsErr := m.Pools(ctx)
-		for _, p := range pools {
-			holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
-		}
-		cm := cpumap.Build(topo, holdings, nil)
-		cm.Title = "CPUs of node " + nodeName()
-		if poolsErr != nil && !errors.Is(poolsErr, resmgr.ErrNoPools) {
-			cm.Title += fmt.Sprintf(" (the policy's pools are not shown: %v)", poolsErr)
-		}
-		return cm, nil
+		return liveMap(topo, m.Journal(), pools, poolsErr), nil
 	}))
 	return mux
+}
+
+// liveMap is /debug/cpus' map: the journal's containers and the policy's
+// pools. A refused Pools answer (poolsErr other than resmgr.ErrNoPools)
+// leaves the pools off the map, not the map off the page: the containers'
+// CPUs are the agent's own record; the map's note says why.
+func liveMap(topo *abi.Topology, journal *abi.RestoreState, pools []resmgr.Pool, poolsErr error) *cpumap.Map {
+	holdings := cpumap.Containers(journal)
+	for _, p := range pools {
+		holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
+	}
+	cm := cpumap.Build(topo, holdings, nil)
+	cm.Title = "CPUs of node " + nodeName()
+	if poolsErr != nil && !errors.Is(poolsErr, resmgr.ErrNoPools) {
+		cm.Note = fmt.Sprintf("the policy's pools are not shown: %v", poolsErr)
+	}
+	return cm
 }
