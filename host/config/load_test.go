@@ -23,7 +23,11 @@ func TestLoadFull(t *testing.T) {
 			Config:      RawConfig(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
 			MemoryLimit: 512 << 20, CallTimeout: Duration(750 * time.Millisecond),
 			CacheDir: "/var/cache/nriwasm",
+			Swap:     Swap{MaxMoves: 2, CheckInterval: Duration(time.Hour)},
 			Data:     []byte(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
+			Shadow: &Shadow{Name: "balloons", Config: RawConfig(`{"reservedCPUs":"0"}`), MemoryLimit: 128 << 20,
+				CallTimeout: Duration(500 * time.Millisecond), QueueLength: 64, Keep: 10, MaxFailures: 5,
+				Data: []byte(`{"reservedCPUs":"0"}`)},
 		},
 		NRI:           NRI{SocketPath: "/run/containerd/nri.sock", PluginName: "resource-policy", PluginIndex: "10", OnPolicyFailure: FailClosed},
 		Sysfs:         "/host/sys",
@@ -36,6 +40,7 @@ func TestLoadFull(t *testing.T) {
 		Log: Log{Verbosity: 4},
 		Registry: Registry{PlainHTTP: []string{"localhost:5000"}, CacheDir: "/var/cache/nriwasm-oci",
 			Timeout: Duration(30 * time.Second), Verification: VerifyEnforce, PublicKeys: []string{key}},
+		Record: Record{MaxSize: 8 << 20, Dir: "/var/lib/nriwasm-test/history"},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
@@ -44,7 +49,7 @@ func TestLoadFull(t *testing.T) {
 	change := Diff(Default(), cfg)
 	require(t, change.PolicyConfig, true)
 	for _, f := range allFields() {
-		if !liveFields[f] && !slices.Contains(change.Restart, f) {
+		if !liveFields[f] && !slices.Contains(change.Restart, f) && !slices.Contains(change.Swap, f) && !slices.Contains(change.Settings, f) {
 			t.Errorf("testdata/full.yaml leaves %s at its default", f)
 		}
 	}
@@ -60,6 +65,7 @@ func TestLoadDefaults(t *testing.T) {
 	want.Policy.Name = "topology-aware"
 	want.Policy.CacheDir = DefaultStateDir + "/cache"
 	want.Registry.CacheDir = DefaultStateDir + "/oci"
+	want.Record.Dir = DefaultStateDir + "/record"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
