@@ -19,9 +19,7 @@ import (
 
 // nativeLoad loads a built-in policy's Go build as the manager's policy.
 type nativeLoad struct {
-	name    string
-	restore wasm.RestoreFunc
-	t       abi.Transport
+	t abi.Transport
 }
 
 func (n *nativeLoad) Call(ctx context.Context, m abi.Method, req abi.Message) (*abi.Response, error) {
