@@ -13,8 +13,9 @@
 // Decoding is strict: an unknown field, a duplicate key or a value of the wrong
 // type is an error that names the field by its path (policy.memoryLimit).
 // Relative paths are resolved against the file's directory. See README.md in
-// this directory for every field, and Watch for live changes: only the policy's
-// configuration applies live; anything else needs a restart (Diff).
+// this directory for every field, and Watch for live changes: the policy's
+// configuration applies live, the policy module and its limits by a swap,
+// anything else needs a restart (Diff).
 package config
 
 import (

@@ -38,7 +38,9 @@ discovers the node's topology from sysfs, loads the policy (a built-in name or a
 checkpoint from the state directory, connects to the runtime's NRI socket
 (reconnecting whenever the runtime restarts) and serves /metrics, /healthz and
 /readyz, until SIGINT or SIGTERM. A changed configuration file is applied live
-when only the policy's configuration changed. Flags override the file's
+when only the policy's configuration changed, and a changed policy.name,
+policy.memoryLimit or policy.callTimeout swaps the policy live if its restore
+moves no running container (docs/rollout.md). Flags override the file's
 fields. docs/agent.md describes the agent, host/config/README.md every field.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd.Context(), cmd.ErrOrStderr(), f) },
