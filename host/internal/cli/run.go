@@ -158,6 +158,9 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	} else if s != nil {
 		shadowed.Store(s)
 	}
+	if err := startRecord(cfg, name, topo, draDriverName(cfg, name), m, log); err != nil {
+		return err
+	}
 	drv, err := startDRA(cfg, name, m, log)
 	if err != nil {
 		return err

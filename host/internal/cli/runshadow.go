@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
@@ -10,6 +12,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/metrics"
+	"github.com/nriwasm/nriwasm/host/record"
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/shadow"
 	"github.com/nriwasm/nriwasm/host/validate"
@@ -66,4 +69,30 @@ func shadowHandler(sh *atomic.Pointer[shadow.Shadow]) http.Handler {
 		}
 		s.Handler().ServeHTTP(w, r)
 	})
+}
+
+// startRecord keeps the agent's record of requests and answers under
+// record.dir, unless record.maxSize is 0. Its first file starts now, from the
+// journal the policy was restored with.
+func startRecord(cfg *config.Config, name string, topo *abi.Topology, driver string, m *resmgr.Manager, log logr.Logger) error {
+	if cfg.Record.MaxSize == 0 {
+		return nil
+	}
+	dir := cfg.Record.Dir
+	if dir == "" {
+		dir = filepath.Join(cfg.StateDir, "record")
+	}
+	w, err := record.NewWriter(record.Options{
+		Dir: dir, MaxSize: int64(cfg.Record.MaxSize), Snapshot: m.Snapshot, Logger: log,
+		Header: record.Header{NodeName: nodeName(), Policy: name, Config: cfg.Policy.Data, DriverName: driver, Topology: topo},
+	})
+	if err != nil {
+		return err
+	}
+	m.AddObserver(w)
+	if err := w.Open(); err != nil {
+		return fmt.Errorf("record.dir: %w", err)
+	}
+	m.Go("record", w.Run)
+	return nil
 }
