@@ -22,6 +22,8 @@ import (
 	"github.com/nriwasm/nriwasm/integration/agent"
 	"github.com/nriwasm/nriwasm/integration/containerd"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 var nriwasm struct {
@@ -105,7 +107,7 @@ dra:
 		t.Fatalf("registering the agent's plugin: %v\n%s", err, a.Log())
 	}
 	defer plugin.Close()
-	waitFor(t, "the agent's slices", func() bool {
+	testkit.Eventually(t, "the agent's slices", func() bool {
 		sl := slicesOf(t, s.Client(), taDriver, nodeName)
 		return len(sl) == 1 && len(sl[0].Spec.Devices) > 0
 	})
@@ -136,7 +138,7 @@ dra:
 	ids := resp[string(claim.UID)].Devices[0].CdiDeviceIds
 
 	var claimed string
-	waitFor(t, "the claim's status", func() bool {
+	testkit.Eventually(t, "the claim's status", func() bool {
 		c, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
 		if err != nil || len(c.Status.Devices) != 1 || c.Status.Devices[0].Data == nil {
 			return false
@@ -158,7 +160,7 @@ dra:
 		t.Fatalf("creating a container with CDI devices %q: %v", ids, err)
 	}
 	var got string
-	waitFor(t, "the container pinned to the claimed CPUs", func() bool {
+	testkit.Eventually(t, "the container pinned to the claimed CPUs", func() bool {
 		got, err = ctd.CPUSet(ctx, id)
 		return err == nil && got == claimed
 	})
@@ -176,7 +178,7 @@ dra:
 	if entries, _ := os.ReadDir(cdiDir); len(entries) != 0 {
 		t.Errorf("CDI specs left after Unprepare: %v", entries)
 	}
-	waitFor(t, "the claim's status cleared", func() bool {
+	testkit.Eventually(t, "the claim's status cleared", func() bool {
 		c, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
 		return err == nil && len(c.Status.Devices) == 0
 	})
