@@ -68,7 +68,9 @@ func TestRequirements(t *testing.T) {
 		{"no error", func(tb testing.TB) { testkit.ErrorContains(tb, nil, "x") }, "no error"},
 		{"error lacks a part", func(tb testing.TB) { testkit.ErrorContains(tb, errors.New("bad"), "config.x") }, `does not hold "config.x"`},
 		{"equal protos", func(tb testing.TB) { testkit.EqualProto(tb, durationpb.New(time.Second), durationpb.New(time.Second)) }, ""},
-		{"unequal protos", func(tb testing.TB) { testkit.EqualProto(tb, durationpb.New(time.Second), durationpb.New(2*time.Second)) }, "seconds:"},
+		{"unequal protos", func(tb testing.TB) {
+			testkit.EqualProto(tb, durationpb.New(time.Second), durationpb.New(2*time.Second))
+		}, "seconds:"},
 	} {
 		failed := run(t, tc.f)
 		if (tc.want == "") != (failed == "") || !strings.Contains(failed, tc.want) {
