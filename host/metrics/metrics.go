@@ -17,6 +17,8 @@
 //	nriwasm_policy_degraded                             1 while the policy runs without the journal's full state
 //	nriwasm_pool_cpus / _shared_cpus / _memory_nodes {pool}  the policy's pools (ABI v1.2 Pools call)
 //	nriwasm_pool_capacity_milli_cpu / _allocated_milli_cpu / _containers {pool}
+//	nriwasm_shadow_compared_total / _divergences_total {method}  the shadow policy (host/shadow)
+//	nriwasm_shadow_resyncs_total{reason}, _failures_total{kind}, _lag_seconds, _running
 //
 // A nil *Metrics is valid and records nothing, so components work without one.
 package metrics
@@ -78,6 +80,7 @@ type Metrics struct {
 	logsDropped   prometheus.Counter
 	pools         *poolCollector
 	degraded      prometheus.Gauge
+	shadow        *shadowMetrics
 }
 
 // callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
@@ -131,6 +134,8 @@ func New() *Metrics {
 	m.degraded = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "nriwasm_policy_degraded", Help: "1 while the policy runs without the journal's full state: restoring it failed, and the instance was started adopting the live containers or fresh (docs/agent.md).",
 	})
+	m.shadow = newShadowMetrics()
+	m.Registry.MustRegister(m.shadow.collectors()...)
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,

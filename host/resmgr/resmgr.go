@@ -132,6 +132,12 @@ type Manager struct {
 
 	saver *saver
 	life  lifecycle
+
+	// observers receive every exchange (observe.go); seq numbers them, last
+	// is the call in progress.
+	observers []Observer
+	seq       uint64
+	last      lastCall
 }
 
 // New loads the checkpoint from the state directory (a corrupt one is logged
@@ -173,7 +179,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load policy %q: %w", o.Config.Policy.Name, err)
 	}
-	m.policy, m.client = p, abi.NewClient(p)
+	m.policy, m.client = p, m.newClient(p)
 	m.rebuilds = p.Rebuilds()
 	m.dropped = droppedLogs(p)
 	if err := m.discoverPools(ctx); err != nil {

@@ -26,6 +26,10 @@ type Identity struct {
 	Name string `json:"name"`
 	// Digest is "sha256:<hex>" of the module's bytes.
 	Digest string `json:"digest"`
+	// Pinned is, for an OCI reference, the reference pinned to the manifest
+	// digest loaded: a restart with the same policy.name loads it again (the
+	// agent's Recheck then swaps to what the tag names now).
+	Pinned string `json:"pinned,omitempty"`
 }
 
 // String is "name (digest) from reference".
@@ -348,7 +352,7 @@ func (m *Manager) swap(ctx context.Context, cfg *config.Config, cand Candidate) 
 	}
 	old := m.policy
 	in.switched.Store(true)
-	m.policy, m.client = p, abi.NewClient(p)
+	m.policy, m.client = p, m.newClient(p)
 	m.cfg, m.identity, m.driver, m.wantsDRA = cfg, to, cand.DriverName, in.wantsDRA
 	m.rebuilds, m.dropped = p.Rebuilds(), droppedLogs(p)
 	if m.fallback != fromJournal {

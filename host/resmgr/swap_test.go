@@ -383,3 +383,30 @@ func TestSwapDuringEvents(t *testing.T) {
 	held["g4"] = policytest.MustSet(t, a.create(t, policytest.Container("g4", 2000).Guaranteed()))
 	policytest.CheckDisjoint(t, held)
 }
+
+// TestSwapConfigRefusedLive: a topology-aware configuration its Reconfigure
+// refuses (the new reserved CPUs hold a container's exclusive CPUs), which
+// took a restart to apply, is applied by a swap: a new instance restores the
+// journal under the new configuration, nothing moves, and the new
+// configuration is in force.
+func TestSwapConfigRefusedLive(t *testing.T) {
+	a := newSwapAgent(t, "")
+	g1 := a.create(t, policytest.Container("g1", 2000).Guaranteed())
+	before := a.assignments()
+	newConfig := `{"reservedResources":{"cpu":"cpuset:` + g1 + `"}}`
+	cfg := a.changed(func(c *config.Config) {
+		c.Policy.Config, c.Policy.Data = config.RawConfig(newConfig), []byte(newConfig)
+	})
+	if err := a.m.ApplyConfig(context.Background(), cfg, nil); err != nil {
+		t.Fatalf("configuration refused: %v", err)
+	}
+	if got := string(a.m.Config().Policy.Data); got != newConfig {
+		t.Fatalf("running policy configuration %s, want %s", got, newConfig)
+	}
+	if got := a.assignments(); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("assignments changed: %v, were %v", got, before)
+	}
+	if n := mustCounter(a.met, "nriwasm_policy_swaps_total", metrics.SwapAccepted).value(); n != 1 {
+		t.Fatalf("swaps accepted %v, want 1", n)
+	}
+}

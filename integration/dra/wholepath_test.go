@@ -15,6 +15,8 @@ import (
 	"github.com/nriwasm/nriwasm/integration/agent"
 	"github.com/nriwasm/nriwasm/integration/containerd"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 var nriwasm struct {
@@ -67,7 +69,7 @@ func TestTheWholePath(t *testing.T) {
 		t.Fatalf("registering the agent's plugin: %v\n%s", err, a.Log())
 	}
 	defer plugin.Close()
-	waitFor(t, "the agent's slices", func() bool {
+	testkit.Eventually(t, "the agent's slices", func() bool {
 		sl := slicesOf(t, s.Client(), taDriver, nodeName)
 		return len(sl) == 1 && len(sl[0].Spec.Devices) > 0
 	})
@@ -87,7 +89,7 @@ func TestTheWholePath(t *testing.T) {
 	ids := resp[string(claim.UID)].Devices[0].CdiDeviceIds
 
 	var claimed string
-	waitFor(t, "the claim's status", func() bool {
+	testkit.Eventually(t, "the claim's status", func() bool {
 		c, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
 		claimed = kubeapi.ClaimCPUSet(c)
 		return err == nil && claimed != ""
@@ -102,7 +104,7 @@ func TestTheWholePath(t *testing.T) {
 		t.Fatalf("creating a container with CDI devices %q: %v", ids, err)
 	}
 	var got string
-	waitFor(t, "the container pinned to the claimed CPUs", func() bool {
+	testkit.Eventually(t, "the container pinned to the claimed CPUs", func() bool {
 		got, err = ctd.CPUSet(ctx, id)
 		return err == nil && got == claimed
 	})
@@ -120,7 +122,7 @@ func TestTheWholePath(t *testing.T) {
 	if entries, _ := os.ReadDir(d.CDIDir); len(entries) != 0 {
 		t.Errorf("CDI specs left after Unprepare: %v", entries)
 	}
-	waitFor(t, "the claim's status cleared", func() bool {
+	testkit.Eventually(t, "the claim's status cleared", func() bool {
 		c, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
 		return err == nil && len(c.Status.Devices) == 0
 	})

@@ -68,19 +68,10 @@ func (c *container) adjustment() *abi.ContainerAdjustment {
 	return a
 }
 
-// CreateContainer implements policy.ContainerCreator.
+// CreateContainer implements policy.ContainerCreator: a repeat answers what
+// the first create was given.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
-	// A repeated create answers what the first one was given.
-	if resp, err := containers.Repeated(r, p.st.ctrs, (*container).adjustment); resp != nil || err != nil {
-		return resp, err
-	}
-	spec := r.GetContainer()
-	c, err := p.st.create(r.GetPod(), spec)
-	if err != nil {
-		return nil, err
-	}
-	updates := p.st.updates(c.id)
-	return &abi.CreateContainerResponse{Adjustment: c.adjustment(), Updates: updates}, nil
+	return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.create, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
 }
 
 // create places a container and remembers its spec.

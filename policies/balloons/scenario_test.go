@@ -630,28 +630,25 @@ func badConfigScenario(t *testing.T, open opener, machine string) {
 	h.Create(ctr("b", 500))
 }
 
-var scenarios = []struct {
-	name string
-	run  func(t *testing.T, open opener, machine string)
-}{
-	{"selection", selectionScenario},
-	{"inflate", inflateScenario},
-	{"fill", fillScenario},
-	{"sharing", sharingScenario},
-	{"composite", compositeScenario},
-	{"devices", devicesScenario},
-	{"reserved", reservedScenario},
-	{"restore", restoreScenario},
-	{"memory-type", memTypeScenario},
-	{"dra", draScenario},
-	{"bad config", badConfigScenario},
+var scenarios = []policytest.Scenario[opener]{
+	{Name: "selection", Run: selectionScenario},
+	{Name: "inflate", Run: inflateScenario},
+	{Name: "fill", Run: fillScenario},
+	{Name: "sharing", Run: sharingScenario},
+	{Name: "composite", Run: compositeScenario},
+	{Name: "devices", Run: devicesScenario},
+	{Name: "reserved", Run: reservedScenario},
+	{Name: "restore", Run: restoreScenario},
+	{Name: "memory-type", Run: memTypeScenario},
+	{Name: "dra", Run: draScenario},
+	{Name: "bad config", Run: badConfigScenario},
 }
 
 // TestScenarios runs every scenario natively on every fixture machine.
 func TestScenarios(t *testing.T) {
 	for _, m := range machines {
 		for _, sc := range scenarios {
-			t.Run(m.name+"/"+sc.name, func(t *testing.T) { sc.run(t, nativeOpen, m.name) })
+			t.Run(m+"/"+sc.Name, func(t *testing.T) { sc.Run(t, nativeOpen, m) })
 		}
 	}
 }

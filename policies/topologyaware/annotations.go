@@ -26,12 +26,10 @@ const (
 var unimplemented = []struct{ key, why string }{
 	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
 	{"prefer-cpu-priority." + annotationDomain, "CPU priorities are not read"},
-	{"pick-resources-by-hints." + annotationDomain, "topology hints are not used"},
+	{"pick-resources-by-hints." + annotationDomain, "memory is not picked by topology hints"},
 	{"scheduling-class." + annotationDomain, "scheduling classes are not applied"},
 	{"cpu-class." + annotationDomain, "CPU classes are not applied"},
 	{"irq-affinity." + annotationDomain, "IRQ affinity is not steered"},
-	{"strict.topologyhints." + annotationDomain, "topology hints are not used"},
-	{"topologyhints." + annotationDomain, "topology hints are not used"},
 }
 
 // warnUnimplemented logs each recognised annotation of c that this policy

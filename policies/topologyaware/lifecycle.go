@@ -27,18 +27,10 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	return &abi.InitResponse{WantsDra: cfg.DRA}, nil
 }
 
-// CreateContainer implements policy.ContainerCreator.
+// CreateContainer implements policy.ContainerCreator: a repeat answers what
+// the first create was given.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
-	// A repeated create answers what the first one was given.
-	if resp, err := containers.Repeated(r, p.st.ctrs, (*container).adjustment); resp != nil || err != nil {
-		return resp, err
-	}
-	spec := r.GetContainer()
-	c, err := p.st.place(r.GetPod(), spec)
-	if err != nil {
-		return nil, err
-	}
-	return &abi.CreateContainerResponse{Adjustment: c.adjustment(), Updates: p.st.updates(c.id)}, nil
+	return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.place, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
 }
 
 // StopContainer implements policy.ContainerStopper: a stopped container's

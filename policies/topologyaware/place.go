@@ -36,10 +36,12 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	}
 	// byAffinity is an order with the pools c has affinity to first, then
 	// those with the memory kinds it asks for.
-	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
+	// Topology hints come right after affinity (nri-plugins' compareScores).
+	hints := s.hintsOf(pod, spec)
+	byAffinity := func(next order) order { return s.withHints(hints, s.withMemKinds(kinds, next)) }
 	if byPool, some := s.poolAffinities(affs, c.id); some {
 		scores := s.affinityScores(byPool)
-		byAffinity = func(next order) order { return withAffinity(scores, s.withMemKinds(kinds, next)) }
+		byAffinity = func(next order) order { return withAffinity(scores, s.withHints(hints, s.withMemKinds(kinds, next))) }
 	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
@@ -53,6 +55,8 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	case kindPreserved:
 		c.pinCPU, c.pool = false, s.pools[0]
 	case kindReserved:
+		// The reserved CPUs are not chosen by hints (nri-plugins checks
+		// only whether a strict hint holds them).
 		if s.reservedGranted+req.milli <= s.res.reservedMilli {
 			c.pool = s.reservedPool
 			break
@@ -115,8 +119,48 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	if req.pinMems {
 		c.mems = s.memsFor(c.pool, kinds)
 	}
+	if err := s.verifyStrictHints(pod, spec, c, hints); err != nil {
+		return nil, err
+	}
 	s.add(c)
 	return c, nil
+}
+
+// verifyStrictHints refuses a placement that does not honour every hint of a
+// container annotated strict.topologyhints (nri-plugins:
+// verifyStrictTopologyHints): its shared, reserved and exclusive CPUs and its
+// memory nodes must lie where each hint says. As in nri-plugins, the choice
+// is not retried elsewhere: the best pool failing means none fits.
+func (s *state) verifyStrictHints(pod *abi.PodSandbox, spec *abi.Container, c *container, hints []hint) error {
+	if len(hints) == 0 || c.kind == kindPreserved {
+		return nil
+	}
+	if strict, _ := boolAnnotation(pod, spec, keyStrictTopologyHints); !strict {
+		return nil
+	}
+	var cpus cpuset.Set
+	switch c.kind {
+	case kindShared:
+		cpus = c.pool.sharedSet()
+	case kindMixed:
+		cpus = c.pool.sharedSet().Difference(c.cpus).Union(c.cpus)
+	case kindReserved:
+		cpus = s.res.reserved
+	default:
+		cpus = c.cpus
+	}
+	var mems cpuset.Set
+	if c.mems != "" {
+		mems, _ = cpuset.Parse(c.mems)
+	}
+	for _, h := range hints {
+		if badCPUs, badMems := s.misaligned(h, cpus, mems); !badCPUs.IsEmpty() || !badMems.IsEmpty() {
+			return abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.annotations["+keyStrictTopologyHints+"]",
+				"pool %s fails the strict topology hint of %s (CPUs %s, nodes %s): CPUs %s and memory nodes %s lie outside it",
+				c.pool.name, h.provider, h.cpus, h.numas, badCPUs, badMems)
+		}
+	}
+	return nil
 }
 
 // order compares two pools for a container: negative when a is tried
@@ -241,14 +285,53 @@ func (s *state) choose(fits func(*pool) bool, cmpPools order) *pool {
 // shared capacity to spare in p (a mixed grant's fraction).
 func (s *state) pickExclusive(p *pool, n int, iso bool, extra int64) (cpuset.Set, bool, bool) {
 	if iso {
+		if p.free() < extra {
+			return cpuset.Set{}, true, false
+		}
 		set, ok := s.ix.pick(p.isolated.Difference(s.exclusive), n, nil)
 		return set, true, ok
 	}
 	if p.free() < 1000*int64(n)+extra {
 		return cpuset.Set{}, false, false
 	}
-	set, ok := s.ix.pick(p.sharedSet(), n, s.budgetBelow(p))
+	set, ok := s.ix.pick(s.sliceable(p), n, s.budgetBelow(p))
 	return set, false, ok
+}
+
+// sliceable is what exclusive CPUs of p are cut from (nri-plugins'
+// SliceableCPUs): for every pool below p (p itself when it is a leaf), the
+// whole CPUs its free shared capacity covers, as the allocator would pick
+// them from its shared CPUs. Where shared containers hold capacity, this
+// leaves out the CPUs the allocator would give up last, so an exclusive
+// grant lands on a core the shared containers already split rather than on
+// the lowest free one.
+func (s *state) sliceable(p *pool) cpuset.Set {
+	if len(p.children) == 0 {
+		return s.coveredShared(p)
+	}
+	var out cpuset.Set
+	var walk func(q *pool)
+	walk = func(q *pool) {
+		for _, c := range q.children {
+			out = out.Union(s.coveredShared(c))
+			walk(c)
+		}
+	}
+	walk(p)
+	return out
+}
+
+// coveredShared is the allocator's pick of as many of q's shared CPUs as its
+// free shared capacity covers in whole CPUs: all of them when nothing is
+// granted.
+func (s *state) coveredShared(q *pool) cpuset.Set {
+	shared := q.sharedSet()
+	keep := q.freeWhole()
+	if keep >= shared.Size() {
+		return shared
+	}
+	set, _ := s.ix.pick(shared, keep, nil)
+	return set
 }
 
 // budgetBelow limits a pick to what the pools strictly below top can spare

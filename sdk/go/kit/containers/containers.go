@@ -103,3 +103,25 @@ func Repeated[C any](r *abi.CreateContainerRequest, placed map[string]C, adjustm
 	}
 	return nil, nil
 }
+
+// Create is a whole CreateContainer: a repeat answers as Repeated does; a
+// new container is placed (place, whose error is the answer's) and answered
+// with the updates its placement makes for the others and its adjustment,
+// read after the updates (which may still move its own CPUs: a balloon
+// resharing idle CPUs, say).
+//
+//	func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+//		return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.place, p.st.updatesFor)
+//	}
+func Create[C any](r *abi.CreateContainerRequest, placed map[string]C, adjustment func(C) *abi.ContainerAdjustment,
+	place func(*abi.PodSandbox, *abi.Container) (C, error), updates func(C) []*abi.ContainerUpdate) (*abi.CreateContainerResponse, error) {
+	if resp, err := Repeated(r, placed, adjustment); resp != nil || err != nil {
+		return resp, err
+	}
+	c, err := place(r.GetPod(), r.GetContainer())
+	if err != nil {
+		return nil, err
+	}
+	u := updates(c)
+	return &abi.CreateContainerResponse{Adjustment: adjustment(c), Updates: u}, nil
+}

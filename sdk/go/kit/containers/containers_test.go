@@ -73,3 +73,33 @@ func TestRepeated(t *testing.T) {
 		t.Errorf("no id: %v; want INVALID_ARGUMENT on container.id", err)
 	}
 }
+
+// TestCreate: a new container is placed and answered with its adjustment
+// and updates; a repeat is not placed again; a refused placement is the
+// answer's error.
+func TestCreate(t *testing.T) {
+	placed := map[string]string{}
+	adjustment := func(cpus string) *abi.ContainerAdjustment { return &abi.ContainerAdjustment{CpusetCpus: cpus} }
+	places := 0
+	place := func(_ *abi.PodSandbox, c *abi.Container) (string, error) {
+		places++
+		if c.GetName() == "big" {
+			return "", abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources", "no room")
+		}
+		placed[c.GetId()] = "0-1"
+		return "0-1", nil
+	}
+	updates := func(string) []*abi.ContainerUpdate { return []*abi.ContainerUpdate{{ContainerId: "other"}} }
+	req := &abi.CreateContainerRequest{Container: &abi.Container{Id: "c1"}}
+	resp, err := containers.Create(req, placed, adjustment, place, updates)
+	if err != nil || resp.GetAdjustment().GetCpusetCpus() != "0-1" || len(resp.GetUpdates()) != 1 {
+		t.Fatalf("a new container: %v, %v", resp, err)
+	}
+	if resp, err := containers.Create(req, placed, adjustment, place, updates); err != nil || places != 1 || len(resp.GetUpdates()) != 0 {
+		t.Errorf("a repeat: %v, %v after %d placements; want the first adjustment, no updates, one placement", resp, err, places)
+	}
+	big := &abi.CreateContainerRequest{Container: &abi.Container{Id: "c2", Name: "big"}}
+	if resp, err := containers.Create(big, placed, adjustment, place, updates); err == nil || resp != nil {
+		t.Errorf("a refused placement: %v, %v; want its error", resp, err)
+	}
+}
