@@ -27,6 +27,9 @@ func TestLoadFull(t *testing.T) {
 			CacheDir: "/var/cache/nriwasm",
 			Swap:     Swap{MaxMoves: 2, CheckInterval: Duration(time.Hour)},
 			Data:     []byte(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
+			Shadow: &Shadow{Name: "balloons", Config: RawConfig(`{"reservedCPUs":"0"}`), MemoryLimit: 128 << 20,
+				CallTimeout: Duration(500 * time.Millisecond), QueueLength: 64, Keep: 10, MaxFailures: 5,
+				Data: []byte(`{"reservedCPUs":"0"}`)},
 		},
 		NRI:           NRI{SocketPath: "/run/containerd/nri.sock", PluginName: "resource-policy", PluginIndex: "10", OnPolicyFailure: FailClosed},
 		Sysfs:         "/host/sys",
@@ -39,6 +42,7 @@ func TestLoadFull(t *testing.T) {
 		Log: Log{Verbosity: 4},
 		Registry: Registry{PlainHTTP: []string{"localhost:5000"}, CacheDir: "/var/cache/nriwasm-oci",
 			Timeout: Duration(30 * time.Second), Verification: VerifyEnforce, PublicKeys: []string{key}},
+		Record: Record{MaxSize: 8 << 20, Dir: "/var/lib/nriwasm-test/history"},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
@@ -63,6 +67,7 @@ func TestLoadDefaults(t *testing.T) {
 	want.Policy.Name = "topology-aware"
 	want.Policy.CacheDir = DefaultStateDir + "/cache"
 	want.Registry.CacheDir = DefaultStateDir + "/oci"
+	want.Record.Dir = DefaultStateDir + "/record"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
