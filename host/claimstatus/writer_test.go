@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -98,13 +99,23 @@ func run(t *testing.T, w *claimstatus.Writer) (stop func()) {
 	return stop
 }
 
+// newWriter is claimstatus.New for tests: an option's error fails t.
+func newWriter(t testing.TB, client kubernetes.Interface, driver string, opts ...claimstatus.Option) *claimstatus.Writer {
+	t.Helper()
+	w, err := claimstatus.New(client, driver, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func ready(status string) *abi.DeviceStatus {
 	return &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: status, Reason: "Prepared", Message: "cpus 2-3"}}}
 }
 
 func TestApplyBody(t *testing.T) {
 	c, a := newAPI(t, nil)
-	w := claimstatus.New(c, driver)
+	w := newWriter(t, c, driver)
 	run(t, w)
 	err := w.Set(ref, []claimstatus.Device{
 		{Pool: "node-1", Device: "cpu-0", Status: &abi.DeviceStatus{
@@ -157,7 +168,7 @@ func TestApplyBody(t *testing.T) {
 
 func TestClearAppliesNoDevices(t *testing.T) {
 	c, a := newAPI(t, nil)
-	w := claimstatus.New(c, driver)
+	w := newWriter(t, c, driver)
 	run(t, w)
 	w.Clear(ref)
 	testkit.Eventually(t, "the apply", func() bool { return w.Pending() == 0 })
@@ -173,7 +184,7 @@ func TestClearAppliesNoDevices(t *testing.T) {
 func TestConditionKeepsItsTimeWhileStatusStays(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
 	c, a := newAPI(t, nil)
-	w := claimstatus.New(c, driver, claimstatus.WithClock(clk))
+	w := newWriter(t, c, driver, claimstatus.WithClock(clk))
 	run(t, w)
 	dev := func(s *abi.DeviceStatus) []claimstatus.Device {
 		return []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: s}}
@@ -218,7 +229,7 @@ func TestRetriesWhileTheAPIServerIsAway(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var retried []bool
-	w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, 4*time.Millisecond),
+	w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, 4*time.Millisecond),
 		claimstatus.WithFailureFunc(func(_ claimstatus.ClaimRef, err error, retry bool) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -258,7 +269,7 @@ func TestLatestSetOrClearWins(t *testing.T) {
 		}
 		return nil
 	})
-	w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
+	w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
 	run(t, w)
 	set := func(status string) {
 		t.Helper()
@@ -303,7 +314,7 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 			})
 			var mu sync.Mutex
 			var reports []error
-			w := claimstatus.New(c, driver, claimstatus.WithWorkers(1), claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
+			w := newWriter(t, c, driver, claimstatus.WithWorkers(1), claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
 				claimstatus.WithFailureFunc(func(claim claimstatus.ClaimRef, err error, retry bool) {
 					mu.Lock()
 					defer mu.Unlock()
@@ -343,7 +354,7 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 		c, a := newAPI(t, func(int, apply) error { return forbidden })
 		var mu sync.Mutex
 		var retried []bool
-		w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond), claimstatus.WithForbiddenRetries(3),
+		w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond), claimstatus.WithForbiddenRetries(3),
 			claimstatus.WithFailureFunc(func(_ claimstatus.ClaimRef, err error, retry bool) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -366,7 +377,7 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 			}
 			return nil
 		})
-		w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
+		w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
 		run(t, w)
 		if err := w.Set(ref, []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: ready("True")}}); err != nil {
 			t.Fatal(err)
@@ -391,7 +402,7 @@ func TestGoneClaimIsDone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, a := newAPI(t, func(int, apply) error { return tc.err })
 			var failures atomic.Int32
-			w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
+			w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
 				claimstatus.WithFailureFunc(func(claimstatus.ClaimRef, error, bool) { failures.Add(1) }))
 			stop := run(t, w)
 			w.Clear(ref)
@@ -405,7 +416,7 @@ func TestGoneClaimIsDone(t *testing.T) {
 }
 
 func TestRunOnce(t *testing.T) {
-	w := claimstatus.New(fake.NewClientset(), driver)
+	w := newWriter(t, fake.NewClientset(), driver)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := w.Run(ctx); err != nil {
@@ -430,7 +441,7 @@ func TestHammer(t *testing.T) {
 		last[ap.Name] = ap
 		return nil
 	})
-	w := claimstatus.New(c, driver, claimstatus.WithWorkers(4), claimstatus.WithBackoff(time.Millisecond, 2*time.Millisecond))
+	w := newWriter(t, c, driver, claimstatus.WithWorkers(4), claimstatus.WithBackoff(time.Millisecond, 2*time.Millisecond))
 	run(t, w)
 	const claims, rounds = 20, 50
 	clear := func(round int) bool { return round%5 == 4 }
@@ -466,5 +477,30 @@ func TestHammer(t *testing.T) {
 		case len(ap.Claim.Status.Devices) != 1 || string(ap.Claim.Status.Devices[0].Conditions[0].Status) != status(rounds-1):
 			t.Errorf("claim %c: last write %+v, want status %s", 'a'+i, ap.Claim.Status, status(rounds-1))
 		}
+	}
+}
+
+// TestOptionsRefuseBadValues: a bad option value is New's error, naming the
+// option and its limit, instead of a default kept silently.
+func TestOptionsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		opt  claimstatus.Option
+		want string
+	}{
+		{claimstatus.WithBackoff(0, time.Second), "backoff 0s to 1s: base must be positive"},
+		{claimstatus.WithBackoff(time.Second, time.Millisecond), "max at least base"},
+		{claimstatus.WithWorkers(0), "workers 0: must be at least 1"},
+		{claimstatus.WithRequestTimeout(-time.Second), "request timeout -1s: must be positive"},
+		{claimstatus.WithForbiddenRetries(-1), "forbidden retries -1: must not be negative"},
+		{claimstatus.WithClock(nil), "clock: nil"},
+	} {
+		if w, err := claimstatus.New(fake.NewClientset(), driver, tc.opt); err == nil || w != nil {
+			t.Errorf("New = %v, %v; want an error with %q", w, err, tc.want)
+		} else {
+			testkit.ErrorContains(t, err, tc.want)
+		}
+	}
+	if _, err := claimstatus.New(fake.NewClientset(), driver, claimstatus.WithForbiddenRetries(0), claimstatus.WithWorkers(1)); err != nil {
+		t.Errorf("valid options refused: %v", err)
 	}
 }

@@ -61,7 +61,11 @@ func startWriter(t testing.TB, c kubernetes.Interface, opts ...claimstatus.Optio
 			w.failures = append(w.failures, failure{claim, err, retry})
 		}),
 	}, opts...)
-	w.Writer = claimstatus.New(c, driver, opts...)
+	cw, err := claimstatus.New(c, driver, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Writer = cw
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -71,7 +71,11 @@ func startDriverOn(t testing.TB, s *kubeapi.Server, nodeName, driverName string,
 		t.Fatal(err)
 	}
 	log := testLogger(t)
-	n.status = claimstatus.New(n.client, driverName, claimstatus.WithLogger(log), claimstatus.WithBackoff(50*time.Millisecond, time.Second))
+	status, err := claimstatus.New(n.client, driverName, claimstatus.WithLogger(log), claimstatus.WithBackoff(50*time.Millisecond, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.status = status
 	n.driver, err = dra.New(m, dra.Options{DriverName: driverName, NodeName: n.name, KubeClient: n.client,
 		PluginDataDir: data, RegistrarDir: reg, CDI: n.cdi, Status: n.status, Logger: log})
 	if err != nil {
