@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -47,5 +51,43 @@ func TestShadowCommand(t *testing.T) {
 	_, errOut, code = run(t, "shadow", "--address", strings.TrimPrefix(none.URL, "http://"))
 	if code == 0 || !strings.Contains(errOut, "set policy.shadow") {
 		t.Fatalf("exit %d, stderr %q: want a failure naming policy.shadow", code, errOut)
+	}
+}
+
+// TestRunServesTheShadow: an agent with policy.shadow loads the shadow beside
+// its policy and serves its report at /debug/shadow, which `nriwasm shadow`
+// prints; it keeps a record under record.dir.
+func TestRunServesTheShadow(t *testing.T) {
+	dir := t.TempDir()
+	sock, err := os.MkdirTemp("", "nriwasm-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sock)
+	addr, sysfs := freeAddress(t), capturedVM(t)
+	conf := filepath.Join(dir, "config.yaml")
+	text := fmt.Sprintf("policy: {name: conformance, cacheDir: %s, shadow: {name: conformance, keep: 5}}\nnri: {socketPath: %s}\nsysfs: %s\nstateDir: %s\nmetrics: {address: %q}\nrecord: {maxSize: 1Mi}\n",
+		cacheDir, filepath.Join(sock, "nri.sock"), sysfs, filepath.Join(dir, "state"), addr)
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
+
+	waitFor(t, "the shadow running", func() bool {
+		out, _, code := run(t, "shadow", "--address", addr)
+		return code == 0 && strings.Contains(out, "shadow policy conformance: running")
+	})
+	if !strings.Contains(metricsText(addr), "nriwasm_shadow_running 1") {
+		t.Error("nriwasm_shadow_running is not 1")
+	}
+	if files, err := filepath.Glob(filepath.Join(dir, "state", "record", "record-*.nrr")); err != nil || len(files) != 1 {
+		t.Errorf("record files %v (%v), want one under <stateDir>/record", files, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("runAgent: %v\n%s", err, logs.String())
 	}
 }
