@@ -22,6 +22,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/nri"
 	"github.com/nriwasm/nriwasm/host/resmgr"
+	"github.com/nriwasm/nriwasm/host/shadow"
 	"github.com/nriwasm/nriwasm/host/topology"
 )
 
@@ -85,6 +86,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	// Synchronize). Readiness does not depend on the metrics address.
 	var standby atomic.Bool
 	var mgr atomic.Pointer[resmgr.Manager]
+	var shadowed atomic.Pointer[shadow.Shadow]
 	ready := func() error {
 		if standby.Load() {
 			return nil
@@ -109,7 +111,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 						return
 					}
 				}
-				srvErr <- metrics.Serve(srvCtx, l, agentHandler(met, ready, topo, &mgr))
+				srvErr <- metrics.Serve(srvCtx, l, agentHandler(met, ready, topo, &mgr, &shadowed))
 			}()
 		})
 	}
@@ -151,6 +153,14 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	// "Footprint": 228 → 109 MiB after a cold start, 126 → 106 MiB warm).
 	debug.FreeOSMemory()
 	mgr.Store(m)
+	if s, err := startShadow(cfg, topo, available, draDriverName(cfg, name), m, log, met); err != nil {
+		return err
+	} else if s != nil {
+		shadowed.Store(s)
+	}
+	if err := startRecord(cfg, name, topo, draDriverName(cfg, name), m, log); err != nil {
+		return err
+	}
 	drv, err := startDRA(cfg, name, m, log)
 	if err != nil {
 		return err
@@ -239,10 +249,12 @@ func nodeName() string {
 // /debug/cpus the live CPU map of the node: the containers by the cpusets the
 // agent applied and, when the policy answers Pools, its pools (503 until the
 // resource manager runs; without the pools, said in the map's note, if the
-// policy's answer is refused).
-func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
+// policy's answer is refused), and at /debug/shadow the shadow policy's
+// report.
+func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager], sh *atomic.Pointer[shadow.Shadow]) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", metrics.Handler(met, ready))
+	mux.Handle("/debug/shadow", shadowHandler(sh))
 	mux.Handle("/debug/cpus", cpumap.Handler(func(ctx context.Context) (*cpumap.Map, error) {
 		m := mgr.Load()
 		if m == nil {
