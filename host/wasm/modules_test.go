@@ -1,6 +1,7 @@
 package wasm_test
 
 import (
+	"fmt"
 	"context"
 	"errors"
 	"os"
@@ -148,7 +149,7 @@ func TestMetadataDeclaringAnotherABIIsRefusedBeforeCompiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = wasm.Load(context.Background(), "future", module)
-	if err == nil || !strings.Contains(err.Error(), "declares ABI v2.3 in its nriwasm.metadata section, this host speaks v1.2") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("declares ABI v2.3 in its nriwasm.metadata section, this host speaks v%d.%d", abi.ABIMajor, abi.ABIMinor)) {
 		t.Fatalf("error = %v", err)
 	}
 	garbage, _ := wasmbin.SetCustomSection(rawGuest, abi.MetadataSection, []byte{0xff})
