@@ -36,6 +36,7 @@ func TestLoadFull(t *testing.T) {
 		Log: Log{Verbosity: 4},
 		Registry: Registry{PlainHTTP: []string{"localhost:5000"}, CacheDir: "/var/cache/nriwasm-oci",
 			Timeout: Duration(30 * time.Second), Verification: VerifyEnforce, PublicKeys: []string{key}},
+		Fleet: Fleet{Enabled: true},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)

@@ -18,6 +18,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/cpumap"
+	"github.com/nriwasm/nriwasm/host/fleet"
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/nri"
 	"github.com/nriwasm/nriwasm/host/resmgr"
@@ -61,7 +62,12 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	filePolicy := cfg.Policy
+	fl := startFleet(ctx, cfg, log)
 	name, module, err := loadAgentPolicy(ctx, cfg, log)
+	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
+		name, module, err = loadAgentPolicy(ctx, cfg, log)
+	}
 	if err != nil {
 		return err
 	}
@@ -132,10 +138,18 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if !held {
 		return nil // signalled while standing by
 	}
-	m, err := resmgr.New(ctx, resmgr.Options{
-		Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
-		Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
-	})
+	newManager := func() (*resmgr.Manager, error) {
+		return resmgr.New(ctx, resmgr.Options{
+			Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
+			Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
+		})
+	}
+	m, err := newManager()
+	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
+		if name, module, err = loadAgentPolicy(ctx, cfg, log); err == nil {
+			m, err = newManager()
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -158,6 +172,18 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return err
 	}
 	m.SetUpdateSink(plugin.Send)
+	var fa *fleet.Agent
+	if fl != nil {
+		republish := func() {
+			if drv != nil {
+				drv.Republish()
+			}
+		}
+		if fa, err = fl.agent(m, name, fleet.Digest(module), republish, log.WithName("fleet")); err != nil {
+			return err
+		}
+		m.Go("fleet", fa.Run)
+	}
 	serve()
 	m.Go("nri", plugin.Run)
 	m.Go("metrics", func(ctx context.Context) error {
@@ -173,6 +199,9 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			return config.Watch(ctx, f.config, func(c *config.Config, err error) {
 				if err == nil {
 					err = f.override(c)
+				}
+				if err == nil && fa != nil {
+					fa.Overlay(c)
 				}
 				if m.ApplyConfig(ctx, c, err) == nil && drv != nil { // a refusal is logged and counted there
 					drv.Republish()
