@@ -85,7 +85,7 @@ policies: rust-policies ## build and seal every .wasm: built-in policies and tes
 	$(WASM_BUILD) -tags nocall -o host/wasm/testdata/rawguest-nocall.wasm ./host/wasm/testdata/rawguest
 	$(WASM_BUILD) -o host/wasm/testdata/goinwasm.wasm ./host/wasm/testdata/goinwasm
 	$(WASM_BUILD) -o host/wasm/internal/interrupt/testdata/spin.wasm ./host/wasm/internal/interrupt/testdata/spin
-	$(WASM_BUILD) -o host/abicheck/testdata/faulty.wasm ./host/abicheck/internal/faulty/cmd/faulty
+	$(WASM_BUILD) -o host/abicheck/testdata/faulty.wasm ./host/abicheck/testdata/faulty/cmd/faulty
 	$(GO) run ./host/cmd/nriwasm policy seal host/abicheck/testdata/faulty.wasm
 
 rust-deps: ## install Debian's Rust toolchain, wasm32 std and prost crates (apt, only what is missing)
@@ -144,7 +144,7 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet -tags integration ./integration/...
 	$(GO) vet -tags integration,e2e ./integration/e2e/
 	$(GO) vet -tags integration,browser ./integration/browser/
-	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/
+	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/ ./host/abicheck/testdata/faulty/...
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
 	staticcheck -tags integration,browser ./integration/browser/

@@ -26,7 +26,7 @@ func Example_wire() {
 	// request  0a 03 0a 01 70 12 07 0a 01 78 1a 02 63 31 (14 bytes)
 	// response 4a 02 0a 00
 	// returned 0x0001000000000004
-	// version  0x00010002
+	// version  0x00010003
 }
 
 // Example_groupedUpdate shows the bytes of the grouped update in abi/README.md

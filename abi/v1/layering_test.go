@@ -48,8 +48,6 @@ func TestLayering(t *testing.T) {
 		switch {
 		case pkg == "host/internal/cli" || strings.HasPrefix(pkg, "host/cmd/"):
 			continue
-		case strings.HasPrefix(pkg, "host/abicheck/internal/faulty"):
-			continue // a guest: the fixture policy abicheck's tests build to .wasm
 		case strings.HasPrefix(pkg, "host/"):
 			bad = forbidden("sdk/", "policies/")
 		case strings.HasPrefix(pkg, "sdk/"), strings.HasPrefix(pkg, "policies/"):

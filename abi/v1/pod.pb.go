@@ -549,7 +549,13 @@ type Container struct {
 	// containers the host knew, and in InitRequest.restore.
 	Assignment *ContainerAdjustment `protobuf:"bytes,12,opt,name=assignment,proto3" json:"assignment,omitempty"`
 	// The container's process id, 0 when not running.
-	Pid           uint32 `protobuf:"varint,13,opt,name=pid,proto3" json:"pid,omitempty"`
+	Pid uint32 `protobuf:"varint,13,opt,name=pid,proto3" json:"pid,omitempty"`
+	// The container's mounts, in the runtime's order (since v1.3). Set in
+	// CreateContainer; other calls may leave them out.
+	Mounts []*Mount `protobuf:"bytes,14,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	// The Linux devices the runtime creates in the container (since v1.3). Set
+	// in CreateContainer; other calls may leave them out.
+	Devices       []*LinuxDevice `protobuf:"bytes,15,rep,name=devices,proto3" json:"devices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -675,6 +681,272 @@ func (x *Container) GetPid() uint32 {
 	return 0
 }
 
+func (x *Container) GetMounts() []*Mount {
+	if x != nil {
+		return x.Mounts
+	}
+	return nil
+}
+
+func (x *Container) GetDevices() []*LinuxDevice {
+	if x != nil {
+		return x.Devices
+	}
+	return nil
+}
+
+// TopologyHint is where in the machine something a container uses lives, as
+// the host read it from sysfs: the nearest device in the sysfs tree that
+// reports a locality (local_cpulist, cpulistaffinity, numa_node). Lists are
+// in Linux list form ("0-3,8"); any may be empty.
+type TopologyHint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sysfs path that gave the hint, without the sysfs root, e.g.
+	// "/sys/devices/pci0000:00/0000:00:1f.2".
+	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The CPUs local to it.
+	Cpus string `protobuf:"bytes,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	// The NUMA nodes it is attached to.
+	Numas string `protobuf:"bytes,3,opt,name=numas,proto3" json:"numas,omitempty"`
+	// The CPU packages it is attached to (when firmware reports a package
+	// id as the NUMA node and no CPUs are known).
+	Sockets       string `protobuf:"bytes,4,opt,name=sockets,proto3" json:"sockets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TopologyHint) Reset() {
+	*x = TopologyHint{}
+	mi := &file_abi_v1_pod_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopologyHint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopologyHint) ProtoMessage() {}
+
+func (x *TopologyHint) ProtoReflect() protoreflect.Message {
+	mi := &file_abi_v1_pod_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopologyHint.ProtoReflect.Descriptor instead.
+func (*TopologyHint) Descriptor() ([]byte, []int) {
+	return file_abi_v1_pod_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *TopologyHint) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *TopologyHint) GetCpus() string {
+	if x != nil {
+		return x.Cpus
+	}
+	return ""
+}
+
+func (x *TopologyHint) GetNumas() string {
+	if x != nil {
+		return x.Numas
+	}
+	return ""
+}
+
+func (x *TopologyHint) GetSockets() string {
+	if x != nil {
+		return x.Sockets
+	}
+	return ""
+}
+
+// Mount is one of a container's mounts.
+type Mount struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The host path (or file system source) mounted.
+	Source string `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// Where it appears in the container.
+	Destination string `protobuf:"bytes,2,opt,name=destination,proto3" json:"destination,omitempty"`
+	Type        string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// Mount options as the runtime lists them ("ro", "rbind", ...).
+	Options []string `protobuf:"bytes,4,rep,name=options,proto3" json:"options,omitempty"`
+	// Where the device backing source lives, resolved by the host; empty when
+	// it has no known locality.
+	Hints         []*TopologyHint `protobuf:"bytes,5,rep,name=hints,proto3" json:"hints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Mount) Reset() {
+	*x = Mount{}
+	mi := &file_abi_v1_pod_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Mount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Mount) ProtoMessage() {}
+
+func (x *Mount) ProtoReflect() protoreflect.Message {
+	mi := &file_abi_v1_pod_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Mount.ProtoReflect.Descriptor instead.
+func (*Mount) Descriptor() ([]byte, []int) {
+	return file_abi_v1_pod_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Mount) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *Mount) GetDestination() string {
+	if x != nil {
+		return x.Destination
+	}
+	return ""
+}
+
+func (x *Mount) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Mount) GetOptions() []string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *Mount) GetHints() []*TopologyHint {
+	if x != nil {
+		return x.Hints
+	}
+	return nil
+}
+
+// LinuxDevice is a device node the runtime creates in a container.
+type LinuxDevice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The path in the container, e.g. "/dev/nvme0n1".
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// "c" (character), "b" (block) or "p" (FIFO).
+	Type  string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Major int64  `protobuf:"varint,3,opt,name=major,proto3" json:"major,omitempty"`
+	Minor int64  `protobuf:"varint,4,opt,name=minor,proto3" json:"minor,omitempty"`
+	// The container's device cgroup rules do not allow writing to it (the
+	// host's reading of the runtime's rules: the last rule naming the device,
+	// else the catch-all rules).
+	ReadOnly bool `protobuf:"varint,5,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	// Where the device lives, resolved by the host; empty when it has no known
+	// locality.
+	Hints         []*TopologyHint `protobuf:"bytes,6,rep,name=hints,proto3" json:"hints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinuxDevice) Reset() {
+	*x = LinuxDevice{}
+	mi := &file_abi_v1_pod_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinuxDevice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinuxDevice) ProtoMessage() {}
+
+func (x *LinuxDevice) ProtoReflect() protoreflect.Message {
+	mi := &file_abi_v1_pod_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinuxDevice.ProtoReflect.Descriptor instead.
+func (*LinuxDevice) Descriptor() ([]byte, []int) {
+	return file_abi_v1_pod_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *LinuxDevice) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *LinuxDevice) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *LinuxDevice) GetMajor() int64 {
+	if x != nil {
+		return x.Major
+	}
+	return 0
+}
+
+func (x *LinuxDevice) GetMinor() int64 {
+	if x != nil {
+		return x.Minor
+	}
+	return 0
+}
+
+func (x *LinuxDevice) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+func (x *LinuxDevice) GetHints() []*TopologyHint {
+	if x != nil {
+		return x.Hints
+	}
+	return nil
+}
+
 // MemoryPolicy is the container's NUMA memory policy.
 type MemoryPolicy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -688,7 +960,7 @@ type MemoryPolicy struct {
 
 func (x *MemoryPolicy) Reset() {
 	*x = MemoryPolicy{}
-	mi := &file_abi_v1_pod_proto_msgTypes[4]
+	mi := &file_abi_v1_pod_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -700,7 +972,7 @@ func (x *MemoryPolicy) String() string {
 func (*MemoryPolicy) ProtoMessage() {}
 
 func (x *MemoryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_abi_v1_pod_proto_msgTypes[4]
+	mi := &file_abi_v1_pod_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -713,7 +985,7 @@ func (x *MemoryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryPolicy.ProtoReflect.Descriptor instead.
 func (*MemoryPolicy) Descriptor() ([]byte, []int) {
-	return file_abi_v1_pod_proto_rawDescGZIP(), []int{4}
+	return file_abi_v1_pod_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MemoryPolicy) GetMode() MemoryPolicyMode {
@@ -758,7 +1030,7 @@ type ContainerAdjustment struct {
 
 func (x *ContainerAdjustment) Reset() {
 	*x = ContainerAdjustment{}
-	mi := &file_abi_v1_pod_proto_msgTypes[5]
+	mi := &file_abi_v1_pod_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +1042,7 @@ func (x *ContainerAdjustment) String() string {
 func (*ContainerAdjustment) ProtoMessage() {}
 
 func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_abi_v1_pod_proto_msgTypes[5]
+	mi := &file_abi_v1_pod_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +1055,7 @@ func (x *ContainerAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerAdjustment.ProtoReflect.Descriptor instead.
 func (*ContainerAdjustment) Descriptor() ([]byte, []int) {
-	return file_abi_v1_pod_proto_rawDescGZIP(), []int{5}
+	return file_abi_v1_pod_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ContainerAdjustment) GetCpusetCpus() string {
@@ -857,7 +1129,7 @@ type ContainerUpdate struct {
 
 func (x *ContainerUpdate) Reset() {
 	*x = ContainerUpdate{}
-	mi := &file_abi_v1_pod_proto_msgTypes[6]
+	mi := &file_abi_v1_pod_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +1141,7 @@ func (x *ContainerUpdate) String() string {
 func (*ContainerUpdate) ProtoMessage() {}
 
 func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_abi_v1_pod_proto_msgTypes[6]
+	mi := &file_abi_v1_pod_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +1154,7 @@ func (x *ContainerUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdate.ProtoReflect.Descriptor instead.
 func (*ContainerUpdate) Descriptor() ([]byte, []int) {
-	return file_abi_v1_pod_proto_rawDescGZIP(), []int{6}
+	return file_abi_v1_pod_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContainerUpdate) GetContainerId() string {
@@ -966,7 +1238,7 @@ const file_abi_v1_pod_proto_rawDesc = "" +
 	"\x0fhugepage_limits\x18\a \x03(\v2%.abi.v1.Resources.HugepageLimitsEntryR\x0ehugepageLimits\x1aA\n" +
 	"\x13HugepageLimitsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x8d\x05\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xe3\x05\n" +
 	"\tContainer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12$\n" +
 	"\x0epod_sandbox_id\x18\x02 \x01(\tR\fpodSandboxId\x12\x12\n" +
@@ -984,13 +1256,33 @@ const file_abi_v1_pod_proto_rawDesc = "" +
 	"\n" +
 	"assignment\x18\f \x01(\v2\x1b.abi.v1.ContainerAdjustmentR\n" +
 	"assignment\x12\x10\n" +
-	"\x03pid\x18\r \x01(\rR\x03pid\x1a9\n" +
+	"\x03pid\x18\r \x01(\rR\x03pid\x12%\n" +
+	"\x06mounts\x18\x0e \x03(\v2\r.abi.v1.MountR\x06mounts\x12-\n" +
+	"\adevices\x18\x0f \x03(\v2\x13.abi.v1.LinuxDeviceR\adevices\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"n\n" +
+	"\fTopologyHint\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x12\n" +
+	"\x04cpus\x18\x02 \x01(\tR\x04cpus\x12\x14\n" +
+	"\x05numas\x18\x03 \x01(\tR\x05numas\x12\x18\n" +
+	"\asockets\x18\x04 \x01(\tR\asockets\"\x9b\x01\n" +
+	"\x05Mount\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12 \n" +
+	"\vdestination\x18\x02 \x01(\tR\vdestination\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x18\n" +
+	"\aoptions\x18\x04 \x03(\tR\aoptions\x12*\n" +
+	"\x05hints\x18\x05 \x03(\v2\x14.abi.v1.TopologyHintR\x05hints\"\xaa\x01\n" +
+	"\vLinuxDevice\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
+	"\x05major\x18\x03 \x01(\x03R\x05major\x12\x14\n" +
+	"\x05minor\x18\x04 \x01(\x03R\x05minor\x12\x1b\n" +
+	"\tread_only\x18\x05 \x01(\bR\breadOnly\x12*\n" +
+	"\x05hints\x18\x06 \x03(\v2\x14.abi.v1.TopologyHintR\x05hints\"\x82\x01\n" +
 	"\fMemoryPolicy\x12,\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x18.abi.v1.MemoryPolicyModeR\x04mode\x12\x14\n" +
 	"\x05nodes\x18\x02 \x01(\tR\x05nodes\x12.\n" +
@@ -1055,7 +1347,7 @@ func file_abi_v1_pod_proto_rawDescGZIP() []byte {
 }
 
 var file_abi_v1_pod_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_abi_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_abi_v1_pod_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_abi_v1_pod_proto_goTypes = []any{
 	(QOSClass)(0),               // 0: abi.v1.QOSClass
 	(ContainerState)(0),         // 1: abi.v1.ContainerState
@@ -1065,39 +1357,46 @@ var file_abi_v1_pod_proto_goTypes = []any{
 	(*PodSandbox)(nil),          // 5: abi.v1.PodSandbox
 	(*Resources)(nil),           // 6: abi.v1.Resources
 	(*Container)(nil),           // 7: abi.v1.Container
-	(*MemoryPolicy)(nil),        // 8: abi.v1.MemoryPolicy
-	(*ContainerAdjustment)(nil), // 9: abi.v1.ContainerAdjustment
-	(*ContainerUpdate)(nil),     // 10: abi.v1.ContainerUpdate
-	nil,                         // 11: abi.v1.PodSandbox.LabelsEntry
-	nil,                         // 12: abi.v1.PodSandbox.AnnotationsEntry
-	nil,                         // 13: abi.v1.Resources.HugepageLimitsEntry
-	nil,                         // 14: abi.v1.Container.LabelsEntry
-	nil,                         // 15: abi.v1.Container.AnnotationsEntry
-	nil,                         // 16: abi.v1.ContainerAdjustment.AnnotationsEntry
+	(*TopologyHint)(nil),        // 8: abi.v1.TopologyHint
+	(*Mount)(nil),               // 9: abi.v1.Mount
+	(*LinuxDevice)(nil),         // 10: abi.v1.LinuxDevice
+	(*MemoryPolicy)(nil),        // 11: abi.v1.MemoryPolicy
+	(*ContainerAdjustment)(nil), // 12: abi.v1.ContainerAdjustment
+	(*ContainerUpdate)(nil),     // 13: abi.v1.ContainerUpdate
+	nil,                         // 14: abi.v1.PodSandbox.LabelsEntry
+	nil,                         // 15: abi.v1.PodSandbox.AnnotationsEntry
+	nil,                         // 16: abi.v1.Resources.HugepageLimitsEntry
+	nil,                         // 17: abi.v1.Container.LabelsEntry
+	nil,                         // 18: abi.v1.Container.AnnotationsEntry
+	nil,                         // 19: abi.v1.ContainerAdjustment.AnnotationsEntry
 }
 var file_abi_v1_pod_proto_depIdxs = []int32{
-	11, // 0: abi.v1.PodSandbox.labels:type_name -> abi.v1.PodSandbox.LabelsEntry
-	12, // 1: abi.v1.PodSandbox.annotations:type_name -> abi.v1.PodSandbox.AnnotationsEntry
+	14, // 0: abi.v1.PodSandbox.labels:type_name -> abi.v1.PodSandbox.LabelsEntry
+	15, // 1: abi.v1.PodSandbox.annotations:type_name -> abi.v1.PodSandbox.AnnotationsEntry
 	0,  // 2: abi.v1.PodSandbox.qos_class:type_name -> abi.v1.QOSClass
 	6,  // 3: abi.v1.PodSandbox.resources:type_name -> abi.v1.Resources
-	13, // 4: abi.v1.Resources.hugepage_limits:type_name -> abi.v1.Resources.HugepageLimitsEntry
+	16, // 4: abi.v1.Resources.hugepage_limits:type_name -> abi.v1.Resources.HugepageLimitsEntry
 	1,  // 5: abi.v1.Container.state:type_name -> abi.v1.ContainerState
-	14, // 6: abi.v1.Container.labels:type_name -> abi.v1.Container.LabelsEntry
-	15, // 7: abi.v1.Container.annotations:type_name -> abi.v1.Container.AnnotationsEntry
+	17, // 6: abi.v1.Container.labels:type_name -> abi.v1.Container.LabelsEntry
+	18, // 7: abi.v1.Container.annotations:type_name -> abi.v1.Container.AnnotationsEntry
 	4,  // 8: abi.v1.Container.env:type_name -> abi.v1.KeyValue
 	6,  // 9: abi.v1.Container.resources:type_name -> abi.v1.Resources
 	0,  // 10: abi.v1.Container.qos_class:type_name -> abi.v1.QOSClass
-	9,  // 11: abi.v1.Container.assignment:type_name -> abi.v1.ContainerAdjustment
-	2,  // 12: abi.v1.MemoryPolicy.mode:type_name -> abi.v1.MemoryPolicyMode
-	3,  // 13: abi.v1.MemoryPolicy.flags:type_name -> abi.v1.MemoryPolicyFlag
-	8,  // 14: abi.v1.ContainerAdjustment.memory_policy:type_name -> abi.v1.MemoryPolicy
-	4,  // 15: abi.v1.ContainerAdjustment.env:type_name -> abi.v1.KeyValue
-	16, // 16: abi.v1.ContainerAdjustment.annotations:type_name -> abi.v1.ContainerAdjustment.AnnotationsEntry
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	12, // 11: abi.v1.Container.assignment:type_name -> abi.v1.ContainerAdjustment
+	9,  // 12: abi.v1.Container.mounts:type_name -> abi.v1.Mount
+	10, // 13: abi.v1.Container.devices:type_name -> abi.v1.LinuxDevice
+	8,  // 14: abi.v1.Mount.hints:type_name -> abi.v1.TopologyHint
+	8,  // 15: abi.v1.LinuxDevice.hints:type_name -> abi.v1.TopologyHint
+	2,  // 16: abi.v1.MemoryPolicy.mode:type_name -> abi.v1.MemoryPolicyMode
+	3,  // 17: abi.v1.MemoryPolicy.flags:type_name -> abi.v1.MemoryPolicyFlag
+	11, // 18: abi.v1.ContainerAdjustment.memory_policy:type_name -> abi.v1.MemoryPolicy
+	4,  // 19: abi.v1.ContainerAdjustment.env:type_name -> abi.v1.KeyValue
+	19, // 20: abi.v1.ContainerAdjustment.annotations:type_name -> abi.v1.ContainerAdjustment.AnnotationsEntry
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_abi_v1_pod_proto_init() }
@@ -1111,7 +1410,7 @@ func file_abi_v1_pod_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_abi_v1_pod_proto_rawDesc), len(file_abi_v1_pod_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   13,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -25,6 +25,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ConfigFormat is a form of the policy's configuration (PolicyMetadata.config_format).
+type ConfigFormat int32
+
+const (
+	// The configuration exactly as the user wrote it (YAML or JSON).
+	ConfigFormat_CONFIG_FORMAT_UNSPECIFIED ConfigFormat = 0
+	// JSON, converted from YAML by the host: a policy that declares it needs no
+	// YAML parser of its own.
+	ConfigFormat_CONFIG_FORMAT_JSON ConfigFormat = 1
+)
+
+// Enum value maps for ConfigFormat.
+var (
+	ConfigFormat_name = map[int32]string{
+		0: "CONFIG_FORMAT_UNSPECIFIED",
+		1: "CONFIG_FORMAT_JSON",
+	}
+	ConfigFormat_value = map[string]int32{
+		"CONFIG_FORMAT_UNSPECIFIED": 0,
+		"CONFIG_FORMAT_JSON":        1,
+	}
+)
+
+func (x ConfigFormat) Enum() *ConfigFormat {
+	p := new(ConfigFormat)
+	*p = x
+	return p
+}
+
+func (x ConfigFormat) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConfigFormat) Descriptor() protoreflect.EnumDescriptor {
+	return file_abi_v1_policy_proto_enumTypes[0].Descriptor()
+}
+
+func (ConfigFormat) Type() protoreflect.EnumType {
+	return &file_abi_v1_policy_proto_enumTypes[0]
+}
+
+func (x ConfigFormat) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConfigFormat.Descriptor instead.
+func (ConfigFormat) EnumDescriptor() ([]byte, []int) {
+	return file_abi_v1_policy_proto_rawDescGZIP(), []int{0}
+}
+
 // PolicyMetadata describes a policy. Info answers it, and the custom section
 // "nriwasm.metadata" holds it encoded, so tools read it without running the module.
 type PolicyMetadata struct {
@@ -43,7 +93,14 @@ type PolicyMetadata struct {
 	// One line that says what the policy does.
 	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	// The SDK that built the policy, e.g. "nriwasm-go/0.1.0".
-	Sdk           string `protobuf:"bytes,7,opt,name=sdk,proto3" json:"sdk,omitempty"`
+	Sdk string `protobuf:"bytes,7,opt,name=sdk,proto3" json:"sdk,omitempty"`
+	// The form the policy wants its configuration in (InitRequest.config,
+	// ReconfigureRequest.config). Unspecified: the bytes as the user wrote them.
+	// JSON: the host converts a YAML configuration to JSON before sending it and
+	// answers a configuration that is neither with INVALID_ARGUMENT, field
+	// "config", without calling the policy. Since v1.3; a v1.2 host sends the bytes
+	// as written (abi/README.md, section 16).
+	ConfigFormat  ConfigFormat `protobuf:"varint,8,opt,name=config_format,json=configFormat,proto3,enum=abi.v1.ConfigFormat" json:"config_format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -125,6 +182,13 @@ func (x *PolicyMetadata) GetSdk() string {
 		return x.Sdk
 	}
 	return ""
+}
+
+func (x *PolicyMetadata) GetConfigFormat() ConfigFormat {
+	if x != nil {
+		return x.ConfigFormat
+	}
+	return ConfigFormat_CONFIG_FORMAT_UNSPECIFIED
 }
 
 // InfoRequest asks for the policy's metadata. It may come before Init.
@@ -222,7 +286,8 @@ func (x *InfoResponse) GetMetadata() *PolicyMetadata {
 // resources they were given.
 type InitRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The policy's configuration, exactly as the user wrote it (YAML or JSON). The
+	// The policy's configuration, exactly as the user wrote it (YAML or JSON), or
+	// converted to JSON for a policy whose PolicyMetadata.config_format is JSON. The
 	// host never interprets it.
 	Config []byte `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
 	// The Kubernetes node this agent serves.
@@ -478,8 +543,9 @@ func (x *InitResponse) GetWantsDra() bool {
 
 // ReconfigureRequest replaces the policy's configuration at runtime.
 type ReconfigureRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Config        []byte                 `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new configuration, in the same form as InitRequest.config.
+	Config        []byte `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -857,7 +923,7 @@ var File_abi_v1_policy_proto protoreflect.FileDescriptor
 
 const file_abi_v1_policy_proto_rawDesc = "" +
 	"\n" +
-	"\x13abi/v1/policy.proto\x12\x06abi.v1\x1a\x10abi/v1/abi.proto\x1a\x10abi/v1/dra.proto\x1a\x10abi/v1/pod.proto\x1a\x15abi/v1/topology.proto\"\xe0\x01\n" +
+	"\x13abi/v1/policy.proto\x12\x06abi.v1\x1a\x10abi/v1/abi.proto\x1a\x10abi/v1/dra.proto\x1a\x10abi/v1/pod.proto\x1a\x15abi/v1/topology.proto\"\x9b\x02\n" +
 	"\x0ePolicyMetadata\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1b\n" +
@@ -865,7 +931,8 @@ const file_abi_v1_policy_proto_rawDesc = "" +
 	"\tabi_minor\x18\x04 \x01(\rR\babiMinor\x122\n" +
 	"\fcapabilities\x18\x05 \x03(\x0e2\x0e.abi.v1.MethodR\fcapabilities\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x10\n" +
-	"\x03sdk\x18\a \x01(\tR\x03sdk\"3\n" +
+	"\x03sdk\x18\a \x01(\tR\x03sdk\x129\n" +
+	"\rconfig_format\x18\b \x01(\x0e2\x14.abi.v1.ConfigFormatR\fconfigFormat\"3\n" +
 	"\vInfoRequest\x12$\n" +
 	"\x0ehost_abi_minor\x18\x01 \x01(\rR\fhostAbiMinor\"B\n" +
 	"\fInfoResponse\x122\n" +
@@ -910,7 +977,10 @@ const file_abi_v1_policy_proto_rawDesc = "" +
 	"\x12capacity_milli_cpu\x18\x04 \x01(\x04R\x10capacityMilliCpu\x12.\n" +
 	"\x13allocated_milli_cpu\x18\x05 \x01(\x04R\x11allocatedMilliCpu\x12#\n" +
 	"\rcontainer_ids\x18\x06 \x03(\tR\fcontainerIds\x12!\n" +
-	"\fmemory_nodes\x18\a \x01(\tR\vmemoryNodesB&Z$github.com/nriwasm/nriwasm/abi/v1;v1b\x06proto3"
+	"\fmemory_nodes\x18\a \x01(\tR\vmemoryNodes*E\n" +
+	"\fConfigFormat\x12\x1d\n" +
+	"\x19CONFIG_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12CONFIG_FORMAT_JSON\x10\x01B&Z$github.com/nriwasm/nriwasm/abi/v1;v1b\x06proto3"
 
 var (
 	file_abi_v1_policy_proto_rawDescOnce sync.Once
@@ -924,47 +994,50 @@ func file_abi_v1_policy_proto_rawDescGZIP() []byte {
 	return file_abi_v1_policy_proto_rawDescData
 }
 
+var file_abi_v1_policy_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_abi_v1_policy_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_abi_v1_policy_proto_goTypes = []any{
-	(*PolicyMetadata)(nil),      // 0: abi.v1.PolicyMetadata
-	(*InfoRequest)(nil),         // 1: abi.v1.InfoRequest
-	(*InfoResponse)(nil),        // 2: abi.v1.InfoResponse
-	(*InitRequest)(nil),         // 3: abi.v1.InitRequest
-	(*RestoreState)(nil),        // 4: abi.v1.RestoreState
-	(*PreparedClaim)(nil),       // 5: abi.v1.PreparedClaim
-	(*InitResponse)(nil),        // 6: abi.v1.InitResponse
-	(*ReconfigureRequest)(nil),  // 7: abi.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil), // 8: abi.v1.ReconfigureResponse
-	(*DumpStateRequest)(nil),    // 9: abi.v1.DumpStateRequest
-	(*DumpStateResponse)(nil),   // 10: abi.v1.DumpStateResponse
-	(*PoolsRequest)(nil),        // 11: abi.v1.PoolsRequest
-	(*PoolsResponse)(nil),       // 12: abi.v1.PoolsResponse
-	(*Pool)(nil),                // 13: abi.v1.Pool
-	(Method)(0),                 // 14: abi.v1.Method
-	(*Topology)(nil),            // 15: abi.v1.Topology
-	(*PodSandbox)(nil),          // 16: abi.v1.PodSandbox
-	(*Container)(nil),           // 17: abi.v1.Container
-	(*Claim)(nil),               // 18: abi.v1.Claim
-	(*AllocateResponse)(nil),    // 19: abi.v1.AllocateResponse
-	(*ContainerUpdate)(nil),     // 20: abi.v1.ContainerUpdate
+	(ConfigFormat)(0),           // 0: abi.v1.ConfigFormat
+	(*PolicyMetadata)(nil),      // 1: abi.v1.PolicyMetadata
+	(*InfoRequest)(nil),         // 2: abi.v1.InfoRequest
+	(*InfoResponse)(nil),        // 3: abi.v1.InfoResponse
+	(*InitRequest)(nil),         // 4: abi.v1.InitRequest
+	(*RestoreState)(nil),        // 5: abi.v1.RestoreState
+	(*PreparedClaim)(nil),       // 6: abi.v1.PreparedClaim
+	(*InitResponse)(nil),        // 7: abi.v1.InitResponse
+	(*ReconfigureRequest)(nil),  // 8: abi.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil), // 9: abi.v1.ReconfigureResponse
+	(*DumpStateRequest)(nil),    // 10: abi.v1.DumpStateRequest
+	(*DumpStateResponse)(nil),   // 11: abi.v1.DumpStateResponse
+	(*PoolsRequest)(nil),        // 12: abi.v1.PoolsRequest
+	(*PoolsResponse)(nil),       // 13: abi.v1.PoolsResponse
+	(*Pool)(nil),                // 14: abi.v1.Pool
+	(Method)(0),                 // 15: abi.v1.Method
+	(*Topology)(nil),            // 16: abi.v1.Topology
+	(*PodSandbox)(nil),          // 17: abi.v1.PodSandbox
+	(*Container)(nil),           // 18: abi.v1.Container
+	(*Claim)(nil),               // 19: abi.v1.Claim
+	(*AllocateResponse)(nil),    // 20: abi.v1.AllocateResponse
+	(*ContainerUpdate)(nil),     // 21: abi.v1.ContainerUpdate
 }
 var file_abi_v1_policy_proto_depIdxs = []int32{
-	14, // 0: abi.v1.PolicyMetadata.capabilities:type_name -> abi.v1.Method
-	0,  // 1: abi.v1.InfoResponse.metadata:type_name -> abi.v1.PolicyMetadata
-	15, // 2: abi.v1.InitRequest.topology:type_name -> abi.v1.Topology
-	4,  // 3: abi.v1.InitRequest.restore:type_name -> abi.v1.RestoreState
-	16, // 4: abi.v1.RestoreState.pods:type_name -> abi.v1.PodSandbox
-	17, // 5: abi.v1.RestoreState.containers:type_name -> abi.v1.Container
-	5,  // 6: abi.v1.RestoreState.claims:type_name -> abi.v1.PreparedClaim
-	18, // 7: abi.v1.PreparedClaim.claim:type_name -> abi.v1.Claim
-	19, // 8: abi.v1.PreparedClaim.allocation:type_name -> abi.v1.AllocateResponse
-	20, // 9: abi.v1.ReconfigureResponse.updates:type_name -> abi.v1.ContainerUpdate
-	13, // 10: abi.v1.PoolsResponse.pools:type_name -> abi.v1.Pool
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	15, // 0: abi.v1.PolicyMetadata.capabilities:type_name -> abi.v1.Method
+	0,  // 1: abi.v1.PolicyMetadata.config_format:type_name -> abi.v1.ConfigFormat
+	1,  // 2: abi.v1.InfoResponse.metadata:type_name -> abi.v1.PolicyMetadata
+	16, // 3: abi.v1.InitRequest.topology:type_name -> abi.v1.Topology
+	5,  // 4: abi.v1.InitRequest.restore:type_name -> abi.v1.RestoreState
+	17, // 5: abi.v1.RestoreState.pods:type_name -> abi.v1.PodSandbox
+	18, // 6: abi.v1.RestoreState.containers:type_name -> abi.v1.Container
+	6,  // 7: abi.v1.RestoreState.claims:type_name -> abi.v1.PreparedClaim
+	19, // 8: abi.v1.PreparedClaim.claim:type_name -> abi.v1.Claim
+	20, // 9: abi.v1.PreparedClaim.allocation:type_name -> abi.v1.AllocateResponse
+	21, // 10: abi.v1.ReconfigureResponse.updates:type_name -> abi.v1.ContainerUpdate
+	14, // 11: abi.v1.PoolsResponse.pools:type_name -> abi.v1.Pool
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_abi_v1_policy_proto_init() }
@@ -981,13 +1054,14 @@ func file_abi_v1_policy_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_abi_v1_policy_proto_rawDesc), len(file_abi_v1_policy_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_abi_v1_policy_proto_goTypes,
 		DependencyIndexes: file_abi_v1_policy_proto_depIdxs,
+		EnumInfos:         file_abi_v1_policy_proto_enumTypes,
 		MessageInfos:      file_abi_v1_policy_proto_msgTypes,
 	}.Build()
 	File_abi_v1_policy_proto = out.File

@@ -11,10 +11,48 @@ import (
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	slices "slices"
+	strconv "strconv"
 	unsafe "unsafe"
 )
 
 // The calls that set a policy up: Info, Init, Reconfigure, DumpState.
+
+// ConfigFormat is a form of the policy's configuration (PolicyMetadata.config_format).
+type ConfigFormat int32
+
+const (
+	// The configuration exactly as the user wrote it (YAML or JSON).
+	ConfigFormat_CONFIG_FORMAT_UNSPECIFIED ConfigFormat = 0
+	// JSON, converted from YAML by the host: a policy that declares it needs no
+	// YAML parser of its own.
+	ConfigFormat_CONFIG_FORMAT_JSON ConfigFormat = 1
+)
+
+// Enum value maps for ConfigFormat.
+var (
+	ConfigFormat_name = map[int32]string{
+		0: "CONFIG_FORMAT_UNSPECIFIED",
+		1: "CONFIG_FORMAT_JSON",
+	}
+	ConfigFormat_value = map[string]int32{
+		"CONFIG_FORMAT_UNSPECIFIED": 0,
+		"CONFIG_FORMAT_JSON":        1,
+	}
+)
+
+func (x ConfigFormat) Enum() *ConfigFormat {
+	p := new(ConfigFormat)
+	*p = x
+	return p
+}
+
+func (x ConfigFormat) String() string {
+	name, valid := ConfigFormat_name[int32(x)]
+	if valid {
+		return name
+	}
+	return strconv.Itoa(int(x))
+}
 
 // PolicyMetadata describes a policy. Info answers it, and the custom section
 // "nriwasm.metadata" holds it encoded, so tools read it without running the module.
@@ -35,6 +73,13 @@ type PolicyMetadata struct {
 	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	// The SDK that built the policy, e.g. "nriwasm-go/0.1.0".
 	Sdk string `protobuf:"bytes,7,opt,name=sdk,proto3" json:"sdk,omitempty"`
+	// The form the policy wants its configuration in (InitRequest.config,
+	// ReconfigureRequest.config). Unspecified: the bytes as the user wrote them.
+	// JSON: the host converts a YAML configuration to JSON before sending it and
+	// answers a configuration that is neither with INVALID_ARGUMENT, field
+	// "config", without calling the policy. Since v1.3; a v1.2 host sends the bytes
+	// as written (abi/README.md, section 16).
+	ConfigFormat ConfigFormat `protobuf:"varint,8,opt,name=config_format,json=configFormat,proto3" json:"configFormat,omitempty"`
 }
 
 func (x *PolicyMetadata) Reset() {
@@ -92,6 +137,13 @@ func (x *PolicyMetadata) GetSdk() string {
 	return ""
 }
 
+func (x *PolicyMetadata) GetConfigFormat() ConfigFormat {
+	if x != nil {
+		return x.ConfigFormat
+	}
+	return ConfigFormat_CONFIG_FORMAT_UNSPECIFIED
+}
+
 // InfoRequest asks for the policy's metadata. It may come before Init.
 type InfoRequest struct {
 	unknownFields []byte
@@ -135,7 +187,8 @@ func (x *InfoResponse) GetMetadata() *PolicyMetadata {
 // resources they were given.
 type InitRequest struct {
 	unknownFields []byte
-	// The policy's configuration, exactly as the user wrote it (YAML or JSON). The
+	// The policy's configuration, exactly as the user wrote it (YAML or JSON), or
+	// converted to JSON for a policy whose PolicyMetadata.config_format is JSON. The
 	// host never interprets it.
 	Config []byte `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
 	// The Kubernetes node this agent serves.
@@ -288,7 +341,8 @@ func (x *InitResponse) GetWantsDra() bool {
 // ReconfigureRequest replaces the policy's configuration at runtime.
 type ReconfigureRequest struct {
 	unknownFields []byte
-	Config        []byte `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	// The new configuration, in the same form as InitRequest.config.
+	Config []byte `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
 }
 
 func (x *ReconfigureRequest) Reset() {
@@ -491,6 +545,7 @@ func (m *PolicyMetadata) CloneVT() *PolicyMetadata {
 	r.AbiMinor = m.AbiMinor
 	r.Description = m.Description
 	r.Sdk = m.Sdk
+	r.ConfigFormat = m.ConfigFormat
 	if rhs := m.Capabilities; rhs != nil {
 		r.Capabilities = slices.Clone(rhs)
 	}
@@ -789,6 +844,9 @@ func (this *PolicyMetadata) EqualVT(that *PolicyMetadata) bool {
 		return false
 	}
 	if this.Sdk != that.Sdk {
+		return false
+	}
+	if this.ConfigFormat != that.ConfigFormat {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -1192,6 +1250,11 @@ func (m *PolicyMetadata) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.ConfigFormat != 0 {
+		i = protobuf_go_lite.EncodeVarint(dAtA, i, uint64(m.ConfigFormat))
+		i--
+		dAtA[i] = 0x40
 	}
 	if len(m.Sdk) > 0 {
 		i -= len(m.Sdk)
@@ -1941,6 +2004,9 @@ func (m *PolicyMetadata) SizeVT() (n int) {
 	if l > 0 {
 		n += 1 + l + protobuf_go_lite.SizeOfVarint(uint64(l))
 	}
+	if m.ConfigFormat != 0 {
+		n += 1 + protobuf_go_lite.SizeOfVarint(uint64(m.ConfigFormat))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -2356,6 +2422,17 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 			}
 			m.Sdk = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ConfigFormat", wireType)
+			}
+			m.ConfigFormat = 0
+			var _v uint64
+			_v, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			m.ConfigFormat = ConfigFormat(_v)
+			if err != nil {
+				return err
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])
@@ -3673,6 +3750,17 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 			m.Sdk = stringValue
 			iNdEx = postIndex
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ConfigFormat", wireType)
+			}
+			m.ConfigFormat = 0
+			var _v uint64
+			_v, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			m.ConfigFormat = ConfigFormat(_v)
+			if err != nil {
+				return err
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])

@@ -34,6 +34,7 @@ func (m *PolicyMetadata) CloneVT() *PolicyMetadata {
 	r.AbiMinor = m.AbiMinor
 	r.Description = m.Description
 	r.Sdk = m.Sdk
+	r.ConfigFormat = m.ConfigFormat
 	if rhs := m.Capabilities; rhs != nil {
 		tmpContainer := make([]Method, len(rhs))
 		copy(tmpContainer, rhs)
@@ -361,6 +362,9 @@ func (this *PolicyMetadata) EqualVT(that *PolicyMetadata) bool {
 		return false
 	}
 	if this.Sdk != that.Sdk {
+		return false
+	}
+	if this.ConfigFormat != that.ConfigFormat {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -764,6 +768,11 @@ func (m *PolicyMetadata) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.ConfigFormat != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.ConfigFormat))
+		i--
+		dAtA[i] = 0x40
 	}
 	if len(m.Sdk) > 0 {
 		i -= len(m.Sdk)
@@ -1513,6 +1522,9 @@ func (m *PolicyMetadata) SizeVT() (n int) {
 	if l > 0 {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
+	if m.ConfigFormat != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.ConfigFormat))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -2021,6 +2033,25 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 			}
 			m.Sdk = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ConfigFormat", wireType)
+			}
+			m.ConfigFormat = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ConfigFormat |= ConfigFormat(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -3778,6 +3809,25 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 			m.Sdk = stringValue
 			iNdEx = postIndex
+		case 8:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ConfigFormat", wireType)
+			}
+			m.ConfigFormat = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.ConfigFormat |= ConfigFormat(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -13,7 +13,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/abicheck"
-	"github.com/nriwasm/nriwasm/host/abicheck/internal/faulty"
+	"github.com/nriwasm/nriwasm/host/abicheck/testdata/faulty"
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/host/wasm"

@@ -46,6 +46,9 @@ const (
 	KubeletPluginsDir = "/var/lib/kubelet/plugins"
 )
 
+// DefaultSwapCheckInterval is policy.swap.checkInterval's default.
+const DefaultSwapCheckInterval = Duration(10 * time.Minute)
+
 // The symbolic values of Config.AvailableCPUs; anything else is a CPU list.
 const (
 	AvailableOnline = "online"
@@ -103,10 +106,28 @@ type Policy struct {
 	CallTimeout Duration `json:"callTimeout"`
 	// Where compiled modules are cached. Default "<stateDir>/cache".
 	CacheDir string `json:"cacheDir,omitempty"`
+	// How a live change of the policy module is checked (docs/rollout.md).
+	Swap Swap `json:"swap"`
 
 	// Data is what the policy receives in Init and Reconfigure: Config, or the
 	// contents of ConfigFile. Filled by Complete (and so by Load).
 	Data []byte `json:"-"`
+}
+
+// Swap bounds a live policy swap: a change of policy.name (or of the digest
+// an OCI tag resolves to), policy.memoryLimit or policy.callTimeout, or a
+// policy configuration the running policy's Reconfigure refuses, loads the
+// new policy beside the running one and switches only if its restore from
+// the journal keeps the live containers where they are.
+type Swap struct {
+	// How many live containers the new policy's restore may move (a changed
+	// cpuset or memory nodes); more, and the swap is refused and the running
+	// policy stays. 0 to 10000. Default 0.
+	MaxMoves int `json:"maxMoves"`
+	// How often the agent resolves an OCI policy.name again and swaps when its
+	// tag names another digest; 0 checks only when the configuration file
+	// changes. 0, or 1m to 24h. Default 10m.
+	CheckInterval Duration `json:"checkInterval"`
 }
 
 // NRI is the connection to the container runtime.
@@ -191,7 +212,7 @@ const (
 // Default returns a configuration with every default and no policy.
 func Default() *Config {
 	return &Config{
-		Policy:        Policy{MemoryLimit: DefaultMemoryLimit, CallTimeout: DefaultCallTimeout},
+		Policy:        Policy{MemoryLimit: DefaultMemoryLimit, CallTimeout: DefaultCallTimeout, Swap: Swap{CheckInterval: DefaultSwapCheckInterval}},
 		NRI:           NRI{SocketPath: DefaultSocketPath, PluginName: DefaultPluginName, PluginIndex: DefaultPluginIndex, OnPolicyFailure: DefaultOnPolicyFailure},
 		Sysfs:         DefaultSysfs,
 		AvailableCPUs: DefaultAvailableCPUs,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestDiff(t *testing.T) {
@@ -12,15 +13,20 @@ func TestDiff(t *testing.T) {
 		edit        func(c *Config)
 		wantLive    bool
 		wantRestart []string
+		wantSwap    []string
 	}{
-		{"nothing", func(c *Config) {}, false, nil},
-		{"policy config", func(c *Config) { c.Policy.Config, c.Policy.Data = RawConfig("{}"), []byte("{}") }, true, nil},
-		{"policy config from a file, same content", func(c *Config) { c.Policy.ConfigFile = "/etc/p.yaml" }, false, nil},
-		{"dra on", func(c *Config) { c.DRA.Enabled = ptr(true) }, false, []string{"dra.enabled"}},
-		{"dra explicitly off", func(c *Config) { c.DRA.Enabled = ptr(false) }, false, []string{"dra.enabled"}},
+		{"nothing", func(c *Config) {}, false, nil, nil},
+		{"policy config", func(c *Config) { c.Policy.Config, c.Policy.Data = RawConfig("{}"), []byte("{}") }, true, nil, nil},
+		{"policy config from a file, same content", func(c *Config) { c.Policy.ConfigFile = "/etc/p.yaml" }, false, nil, nil},
+		{"dra on", func(c *Config) { c.DRA.Enabled = ptr(true) }, false, []string{"dra.enabled"}, nil},
+		{"dra explicitly off", func(c *Config) { c.DRA.Enabled = ptr(false) }, false, []string{"dra.enabled"}, nil},
 		{"policy and socket", func(c *Config) { c.Policy.Name, c.NRI.SocketPath = "balloons", "/x.sock" }, false,
-			[]string{"policy.name", "nri.socketPath"}},
-		{"live and restart", func(c *Config) { c.Policy.Data, c.Log.Verbosity = []byte("a: 1"), 3 }, true, []string{"log.verbosity"}},
+			[]string{"nri.socketPath"}, []string{"policy.name"}},
+		{"live and restart", func(c *Config) { c.Policy.Data, c.Log.Verbosity = []byte("a: 1"), 3 }, true, []string{"log.verbosity"}, nil},
+		{"policy name", func(c *Config) { c.Policy.Name = "balloons" }, false, nil, []string{"policy.name"}},
+		{"module limits", func(c *Config) { c.Policy.MemoryLimit, c.Policy.CallTimeout = 512<<20, Duration(time.Second/2) }, false, nil,
+			[]string{"policy.memoryLimit", "policy.callTimeout"}},
+		{"swap check interval", func(c *Config) { c.Policy.Swap.CheckInterval = Duration(time.Hour) }, false, []string{"policy.swap.checkInterval"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -29,7 +35,8 @@ func TestDiff(t *testing.T) {
 			c := Diff(old, new)
 			require(t, c.PolicyConfig, tt.wantLive)
 			require(t, slices.Equal(c.Restart, tt.wantRestart), true)
-			require(t, c.IsZero(), !tt.wantLive && tt.wantRestart == nil)
+			require(t, slices.Equal(c.Swap, tt.wantSwap), true)
+			require(t, c.IsZero(), !tt.wantLive && tt.wantRestart == nil && tt.wantSwap == nil)
 			require(t, c.Err() != nil, tt.wantRestart != nil)
 		})
 	}
@@ -50,14 +57,31 @@ func TestDiffSeesEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Diff(Default(), full).Restart
-	var want []string
+	c := Diff(Default(), full)
+	var want, wantSwap, wantSettings []string
 	for _, f := range allFields() {
-		if !liveFields[f] {
+		switch {
+		case liveFields[f]:
+		case swapFields[f]:
+			wantSwap = append(wantSwap, f)
+		case settingFields[f]:
+			wantSettings = append(wantSettings, f)
+		default:
 			want = append(want, f)
 		}
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("Diff saw %v, want %v", got, want)
+	if !slices.Equal(c.Restart, want) || !slices.Equal(c.Swap, wantSwap) || !slices.Equal(c.Settings, wantSettings) {
+		t.Fatalf("Diff saw restart %v, swap %v, settings %v; want %v, %v, %v", c.Restart, c.Swap, c.Settings, want, wantSwap, wantSettings)
 	}
+}
+
+// TestDiffSwapBound: policy.swap.maxMoves alone is a setting, neither a swap
+// nor a restart.
+func TestDiffSwapBound(t *testing.T) {
+	old, new := valid(), valid()
+	new.Policy.Swap.MaxMoves = 3
+	c := Diff(old, new)
+	require(t, slices.Equal(c.Settings, []string{"policy.swap.maxMoves"}), true)
+	require(t, c.IsZero(), false)
+	require(t, c.Err(), error(nil))
 }

@@ -28,6 +28,12 @@ const (
 	wasmPage       Quantity = 64 << 10
 	// MaxRegistryTimeout bounds registry.timeout.
 	MaxRegistryTimeout = 10 * time.Minute
+	// MaxSwapMoves bounds policy.swap.maxMoves.
+	MaxSwapMoves = 10000
+	// MinSwapCheckInterval and MaxSwapCheckInterval bound a non-zero
+	// policy.swap.checkInterval.
+	MinSwapCheckInterval = time.Minute
+	MaxSwapCheckInterval = 24 * time.Hour
 	// MaxVerbosity bounds log.verbosity.
 	MaxVerbosity = 10
 	// maxSocketPath is the longest Unix socket path (sun_path less its NUL).
@@ -101,6 +107,11 @@ func (c *Config) Validate() error {
 	check(time.Duration(p.CallTimeout) >= MinCallTimeout && time.Duration(p.CallTimeout) < MaxCallTimeout, "policy.callTimeout", p.CallTimeout,
 		"must be at least %v (a policy's Init and a garbage collection take milliseconds) and below %v (NRI's timeout per request)", MinCallTimeout, MaxCallTimeout)
 	absPath("policy.cacheDir", p.CacheDir, false)
+	check(p.Swap.MaxMoves >= 0 && p.Swap.MaxMoves <= MaxSwapMoves, "policy.swap.maxMoves", p.Swap.MaxMoves, "must be between 0 and %d", MaxSwapMoves)
+	if ci := time.Duration(p.Swap.CheckInterval); ci != 0 {
+		check(ci >= MinSwapCheckInterval && ci <= MaxSwapCheckInterval, "policy.swap.checkInterval", p.Swap.CheckInterval,
+			"must be 0 (check only on a configuration change) or between %v and %v", MinSwapCheckInterval, MaxSwapCheckInterval)
+	}
 
 	n := &c.NRI
 	absPath("nri.socketPath", n.SocketPath, true)

@@ -37,6 +37,10 @@ type Holding struct {
 type Map struct {
 	// Title says what the map shows ("after step 3: pod default/web").
 	Title string `json:"title,omitempty"`
+	// Note says what the map leaves out and why ("the policy's pools are not
+	// shown: …"), when it is incomplete; every format shows it under the
+	// title.
+	Note string `json:"note,omitempty"`
 	// Machine names the machine, when it has a name.
 	Machine string   `json:"machine,omitempty"`
 	Sockets []Socket `json:"sockets"`

@@ -195,3 +195,40 @@ func TestContainersTakeTheAssignment(t *testing.T) {
 		t.Errorf("Containers = %+v", got)
 	}
 }
+
+// TestNoteInEveryFormat: a map's note (what it leaves out) is in the text
+// under the title, in the JSON, and on the HTML page under the map's heading
+// and in the drawing's description; a map without one shows none.
+func TestNoteInEveryFormat(t *testing.T) {
+	const note = `the policy's pools are not shown: pools[0].cpus: "0-3" <refused>`
+	m := Build(reference(t), holdings, nil)
+	m.Title = "CPUs of node n"
+	h := Handler(func(context.Context) (*Map, error) { return m, nil })
+	get := func(format string) string {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/cpus?format="+format, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("format=%s: %d %s", format, rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	escaped := `the policy&#39;s pools are not shown: pools[0].cpus: &#34;0-3&#34; &lt;refused&gt;`
+	for format, absent := range map[string]string{"text": "note:", "json": `"note"`, "html": `class="note"`} {
+		if body := get(format); strings.Contains(body, absent) {
+			t.Errorf("format=%s without a note shows %q:\n%s", format, absent, body)
+		}
+	}
+	m.Note = note
+	for format, want := range map[string][]string{
+		"text": {"CPUs of node n\nnote: " + note + "\nsocket 0"},
+		"json": {`"note": "the policy's pools are not shown: pools[0].cpus: \"0-3\" \u003crefused\u003e"`},
+		"html": {`<h2>CPUs of node n</h2>` + "\n" + `<p class="note">` + escaped + `</p>`, `<desc>` + escaped + `</desc>`},
+	} {
+		body := get(format)
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("format=%s lacks %q:\n%s", format, w, body)
+			}
+		}
+	}
+}

@@ -125,6 +125,7 @@ svg .cpu.free text { fill: #555; }
 table { border-collapse: collapse; margin-top: .5em; }
 td { padding: 2px 8px; font-family: monospace; }
 .swatch { width: 1.2em; }
+.note { color: #a40; }
 </style>
 </head>
 <body>
@@ -132,8 +133,10 @@ td { padding: 2px 8px; font-family: monospace; }
 {{with .Machine}}<p class="machine">machine: {{.}}</p>
 {{end}}{{range $i, $d := .Maps}}<section class="map" id="map-{{$i}}">
 <h2>{{$d.Map.Title}}</h2>
-<svg xmlns="http://www.w3.org/2000/svg" width="{{$d.W}}" height="{{$d.H}}" viewBox="0 0 {{$d.W}} {{$d.H}}" role="img" aria-label="CPU map">
-{{range $d.Shapes}}{{if eq .Class "cpu"}}<g class="cpu{{if not .Holders}} free{{end}}" data-cpu="{{.CPU}}" data-holders="{{.Holders}}"><title>{{.Title}}</title><rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="3" fill="{{.Fill}}"/><text x="{{.X}}" y="{{.Y}}" dx="4" dy="16">{{.Caption}}</text></g>
+{{with $d.Map.Note}}<p class="note">{{.}}</p>
+{{end}}<svg xmlns="http://www.w3.org/2000/svg" width="{{$d.W}}" height="{{$d.H}}" viewBox="0 0 {{$d.W}} {{$d.H}}" role="img" aria-label="CPU map">
+{{with $d.Map.Note}}<desc>{{.}}</desc>
+{{end}}{{range $d.Shapes}}{{if eq .Class "cpu"}}<g class="cpu{{if not .Holders}} free{{end}}" data-cpu="{{.CPU}}" data-holders="{{.Holders}}"><title>{{.Title}}</title><rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="3" fill="{{.Fill}}"/><text x="{{.X}}" y="{{.Y}}" dx="4" dy="16">{{.Caption}}</text></g>
 {{else}}<g class="{{.Class}}"><rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="4"/><text x="{{.X}}" y="{{.Y}}" dx="6" dy="14">{{.Caption}}</text></g>
 {{end}}{{end}}</svg>
 <table class="legend">
@@ -146,9 +149,10 @@ td { padding: 2px 8px; font-family: monospace; }
 
 // HTML writes one self-contained page (inline SVG and CSS, no script, no
 // network) with a drawing and a legend per map, under the first map's
-// machine name. Each CPU is a <g class="cpu">
-// with data-cpu and data-holders (its holders' labels); each legend row a
-// <tr class="holder"> with data-label, data-kind, data-cpus and data-names.
+// machine name. A map's note is a <p class="note"> under its heading and the
+// drawing's <desc>. Each CPU is a <g class="cpu"> with data-cpu and
+// data-holders (its holders' labels); each legend row a <tr class="holder">
+// with data-label, data-kind, data-cpus and data-names.
 func HTML(w io.Writer, title string, maps []*Map) error {
 	if title == "" {
 		title = "CPU map"

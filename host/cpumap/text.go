@@ -16,7 +16,8 @@ const free = "·"
 // palette are the ANSI 256-colour backgrounds of labels, in legend order.
 var palette = []int{33, 166, 34, 127, 136, 30, 161, 62, 94, 28, 169, 24}
 
-// Text writes the map as text (without the machine's name): per socket and NUMA node, rows of CPU ids
+// Text writes the map as text (without the machine's name): its title and
+// note, then per socket and NUMA node rows of CPU ids
 // (columns are cores, one row per thread of the core) with the labels of
 // their holders below, then the legend. With colour, each label has its own
 // background colour (ANSI escapes, for a terminal).
@@ -24,6 +25,9 @@ func (m *Map) Text(w io.Writer, colour bool) error {
 	var b strings.Builder
 	if m.Title != "" {
 		fmt.Fprintf(&b, "%s\n", m.Title)
+	}
+	if m.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", m.Note)
 	}
 	colours := map[string]int{}
 	for i, h := range m.Holders {

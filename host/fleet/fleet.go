@@ -13,18 +13,18 @@ package fleet
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/resmgr"
 )
 
 // Outcome is what an Applier did with a selection.
 type Outcome struct {
 	// Err is nil when the selection now runs; else why not: a
-	// *config.RestartError when it needs a restart, any other error when it
-	// was refused. The running configuration stays in either case.
+	// *config.RestartError or resmgr.ErrSwapRestartRequired when it needs a
+	// restart, any other error when it was refused. The running
+	// configuration stays in either case.
 	Err error
 	// Policy and PolicyDigest name the policy running after the call.
 	Policy, PolicyDigest string
@@ -34,27 +34,29 @@ type Outcome struct {
 // configuration (JSON, nil for none) on the node.
 type Applier func(ctx context.Context, policy string, config []byte) Outcome
 
-// Digest is the digest reported for a policy module: "sha256:" and the hex
-// SHA-256 of its bytes, as OCI writes digests.
-func Digest(module []byte) string {
-	sum := sha256.Sum256(module)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 // Reconfigurer is the agent's configuration path (*resmgr.Manager).
 type Reconfigurer interface {
 	// Config returns the running configuration.
 	Config() *config.Config
-	// ApplyConfig applies a new configuration, or logs and counts loadErr.
+	// ApplyConfig applies a new configuration (a different policy by a live
+	// swap), or logs and counts loadErr.
 	ApplyConfig(ctx context.Context, cfg *config.Config, loadErr error) error
+	// Identity names the running policy module.
+	Identity() resmgr.Identity
+}
+
+// Running is the Outcome naming m's running policy.
+func Running(m Reconfigurer) Outcome {
+	id := m.Identity()
+	return Outcome{Policy: id.Name, PolicyDigest: id.Digest}
 }
 
 // ManagerApplier is the Applier of a running agent: it puts the chosen
 // policy and configuration over the running configuration (Overlay),
-// validates that and hands it to m.ApplyConfig — a different policy than
-// running is a restart-only change there — and calls applied (if not nil)
-// when it applied. The Outcome names running, the policy loaded.
-func ManagerApplier(m Reconfigurer, running Outcome, applied func()) Applier {
+// validates that and hands it to m.ApplyConfig — which swaps to a different
+// policy live and refuses a restart-only change — and calls applied (if not
+// nil) when it applied. The Outcome names the policy running after the call.
+func ManagerApplier(m Reconfigurer, applied func()) Applier {
 	return func(ctx context.Context, policy string, data []byte) Outcome {
 		c := *m.Config()
 		Overlay(&c, policy, data)
@@ -67,7 +69,7 @@ func ManagerApplier(m Reconfigurer, running Outcome, applied func()) Applier {
 		if err == nil && applied != nil {
 			applied()
 		}
-		out := running
+		out := Running(m)
 		out.Err = err
 		return out
 	}

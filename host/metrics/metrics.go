@@ -10,12 +10,15 @@
 //	nriwasm_fail_open_total                             containers started unpinned (fail-open)
 //	nriwasm_managed_pods / _containers / _claims        what the journal holds
 //	nriwasm_config_reloads_total{result}                applied, rejected, restart_required, invalid
+//	nriwasm_policy_swaps_total{result}                  live policy swaps: accepted, refused, failed, restart_required
 //	nriwasm_nri_connections_total{result}               connected, failed, lost
 //	nriwasm_checkpoint_save_failing                     1 while the checkpoint cannot be written
 //	nriwasm_policy_log_messages_dropped_total           policy log messages and output lines over the limits
 //	nriwasm_policy_degraded                             1 while the policy runs without the journal's full state
 //	nriwasm_pool_cpus / _shared_cpus / _memory_nodes {pool}  the policy's pools (ABI v1.2 Pools call)
 //	nriwasm_pool_capacity_milli_cpu / _allocated_milli_cpu / _containers {pool}
+//	nriwasm_shadow_compared_total / _divergences_total {method}  the shadow policy (host/shadow)
+//	nriwasm_shadow_resyncs_total{reason}, _failures_total{kind}, _lag_seconds, _running
 //
 // A nil *Metrics is valid and records nothing, so components work without one.
 package metrics
@@ -33,6 +36,21 @@ const (
 	ReloadRejected        = "rejected"
 	ReloadRestartRequired = "restart_required"
 	ReloadInvalid         = "invalid"
+)
+
+// Results of a live policy swap (nriwasm_policy_swaps_total's label).
+const (
+	// SwapAccepted: the new policy serves.
+	SwapAccepted = "accepted"
+	// SwapRefused: the new policy's restore would move more containers than
+	// policy.swap.maxMoves; the old one serves on.
+	SwapRefused = "refused"
+	// SwapFailed: the new policy did not resolve, load, or restore from the
+	// journal; the old one serves on.
+	SwapFailed = "failed"
+	// SwapRestartRequired: the new policy turns DRA on or off, or renames the
+	// DRA driver; the old one serves on until a restart.
+	SwapRestartRequired = "restart_required"
 )
 
 // Results of an NRI connection attempt (nriwasm_nri_connections_total's label).
@@ -55,12 +73,14 @@ type Metrics struct {
 	containers    prometheus.Gauge
 	claims        prometheus.Gauge
 	configReloads *prometheus.CounterVec
+	swaps         *prometheus.CounterVec
 	connections   *prometheus.CounterVec
 	connected     prometheus.Gauge
 	saveFailing   prometheus.Gauge
 	logsDropped   prometheus.Counter
 	pools         *poolCollector
 	degraded      prometheus.Gauge
+	shadow        *shadowMetrics
 }
 
 // callBuckets span 10 µs to about 2.6 s: an ABI call takes tens of
@@ -94,6 +114,9 @@ func New() *Metrics {
 		configReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "nriwasm_config_reloads_total", Help: "Configuration changes seen, by result (applied, rejected, restart_required, invalid).",
 		}, []string{"result"}),
+		swaps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "nriwasm_policy_swaps_total", Help: "Live policy swaps tried, by result (accepted, refused, failed, restart_required).",
+		}, []string{"result"}),
 		connections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "nriwasm_nri_connections_total", Help: "NRI connection events (connected, failed, lost).",
 		}, []string{"result"}),
@@ -111,10 +134,12 @@ func New() *Metrics {
 	m.degraded = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "nriwasm_policy_degraded", Help: "1 while the policy runs without the journal's full state: restoring it failed, and the instance was started adopting the live containers or fresh (docs/agent.md).",
 	})
+	m.shadow = newShadowMetrics()
+	m.Registry.MustRegister(m.shadow.collectors()...)
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
-		m.pods, m.containers, m.claims, m.configReloads, m.connections, m.connected, m.saveFailing, m.logsDropped, m.pools, m.degraded,
+		m.pods, m.containers, m.claims, m.configReloads, m.swaps, m.connections, m.connected, m.saveFailing, m.logsDropped, m.pools, m.degraded,
 	)
 	return m
 }
@@ -172,6 +197,13 @@ func (m *Metrics) Managed(pods, containers, claims int) {
 func (m *Metrics) ConfigReload(result string) {
 	if m != nil {
 		m.configReloads.WithLabelValues(result).Inc()
+	}
+}
+
+// Swap counts a live policy swap with one of the Swap* results.
+func (m *Metrics) Swap(result string) {
+	if m != nil {
+		m.swaps.WithLabelValues(result).Inc()
 	}
 }
 

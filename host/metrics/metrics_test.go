@@ -23,6 +23,7 @@ func TestHandler(t *testing.T) {
 	m.FailedOpen()
 	m.Managed(1, 3, 0)
 	m.ConfigReload(metrics.ReloadRejected)
+	m.Swap(metrics.SwapRefused)
 	m.Connection(metrics.ConnLost)
 	var ready atomic.Bool
 	srv := httptest.NewServer(metrics.Handler(m, func() error {
@@ -48,6 +49,7 @@ func TestHandler(t *testing.T) {
 			`nriwasm_fail_open_total 1`,
 			`nriwasm_managed_containers 3`,
 			`nriwasm_config_reloads_total{result="rejected"} 1`,
+			`nriwasm_policy_swaps_total{result="refused"} 1`,
 			`nriwasm_nri_connections_total{result="lost"} 1`,
 		}},
 	}
@@ -78,6 +80,7 @@ func TestNilMetrics(t *testing.T) {
 	m.FailedOpen()
 	m.Managed(1, 2, 3)
 	m.ConfigReload(metrics.ReloadApplied)
+	m.Swap(metrics.SwapAccepted)
 	m.Connection(metrics.ConnConnected)
 }
 

@@ -73,7 +73,10 @@ func (h *handler) RemovePodSandbox(ctx context.Context, pod *api.PodSandbox) err
 func (h *handler) CreateContainer(ctx context.Context, pod *api.PodSandbox, ctr *api.Container) (*api.ContainerAdjustment, []*api.ContainerUpdate, error) {
 	p := podSandbox(pod)
 	h.p.starts.create(ctr.GetId())
-	adj, us, err := h.p.mgr.CreateContainer(ctx, p, container(ctr, p))
+	c := container(ctr, p)
+	mountsAndDevices(ctr, c)
+	h.p.locate(c)
+	adj, us, err := h.p.mgr.CreateContainer(ctx, p, c)
 	if err != nil {
 		h.p.starts.gone(ctr.GetId())
 		return nil, nil, err

@@ -62,6 +62,9 @@ type Options struct {
 	Logger logr.Logger
 	// Metrics, if set, counts connections.
 	Metrics *metrics.Metrics
+	// Locator, if set, resolves where a new container's mounts and devices
+	// live (topology hints); without it they cross without hints.
+	Locator Locator
 	// Dialer, if set, opens the connection to SocketPath instead of net.Dial
 	// (tests use it to cut connections as a runtime restart would).
 	Dialer func(socketPath string) (net.Conn, error)

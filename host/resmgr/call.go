@@ -44,6 +44,7 @@ func (m *Manager) call(ctx context.Context, method abi.Method, do func(context.C
 		m.refused(method, err)
 	}
 	m.metrics.ObserveCall(method.Short(), time.Since(start), errorKind(err))
+	m.publish(err)
 	if n := m.policy.Rebuilds(); n > m.rebuilds {
 		m.metrics.Rebuilt(n - m.rebuilds)
 		m.rebuilds = n

@@ -83,6 +83,12 @@ type Options struct {
 	Logger logr.Logger
 	// Metrics, if set, records calls, failures and the journal's size.
 	Metrics *metrics.Metrics
+	// Identity names the policy Load loads; it is recorded next to the
+	// checkpoint (state.PolicyFileName) when set.
+	Identity Identity
+	// Resolve, if set, resolves a changed configuration's policy for a live
+	// swap (swap.go); without it such a change needs a restart.
+	Resolve ResolveFunc
 }
 
 // Manager is the resource manager. Create it with New.
@@ -94,8 +100,14 @@ type Manager struct {
 	node    string
 	driver  string
 
+	// swapMu serializes configuration changes and swaps (taken before mu):
+	// a swap loads the new policy without mu.
+	swapMu  sync.Mutex
+	resolve ResolveFunc
+
 	mu         sync.Mutex // the one lock: every request below runs under it
 	cfg        *config.Config
+	identity   Identity
 	journal    *state.Journal
 	policy     Policy
 	client     *abi.Client
@@ -120,6 +132,12 @@ type Manager struct {
 
 	saver *saver
 	life  lifecycle
+
+	// observers receive every exchange (observe.go); seq numbers them, last
+	// is the call in progress.
+	observers []Observer
+	seq       uint64
+	last      lastCall
 }
 
 // New loads the checkpoint from the state directory (a corrupt one is logged
@@ -140,7 +158,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	m := &Manager{
 		log: log, metrics: o.Metrics, topo: o.Topology, node: o.NodeName, driver: o.DriverName,
 		limits: validate.New(o.Topology, limitOpts...),
-		cfg:    o.Config,
+		cfg:    o.Config, identity: o.Identity, resolve: o.Resolve,
 	}
 	ck := state.NewCheckpoint(o.Config.StateDir)
 	j, err := ck.Load()
@@ -161,13 +179,14 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load policy %q: %w", o.Config.Policy.Name, err)
 	}
-	m.policy, m.client = p, abi.NewClient(p)
+	m.policy, m.client = p, m.newClient(p)
 	m.rebuilds = p.Rebuilds()
 	m.dropped = droppedLogs(p)
 	if err := m.discoverPools(ctx); err != nil {
 		_ = p.Close(ctx)
 		return nil, fmt.Errorf("policy %q: %w", o.Config.Policy.Name, err)
 	}
+	m.recordIdentity()
 	m.changed()
 	return m, nil
 }

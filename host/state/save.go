@@ -1,8 +1,11 @@
 package state
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Save writes j to the checkpoint atomically: a temporary file in the same
@@ -65,4 +68,34 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// PolicyFileName is the name, in the state directory, of the record of the
+// policy module the journal's assignments come from (host/resmgr writes it
+// at start and after a live swap).
+const PolicyFileName = "policy.json"
+
+// SavePolicy writes data as the state directory's policy record, atomically
+// as Save does.
+func (c *Checkpoint) SavePolicy(data []byte) error {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return fmt.Errorf("save policy record: %w", err)
+	}
+	if err := writeAtomic(c.dir, filepath.Join(c.dir, PolicyFileName), data); err != nil {
+		return fmt.Errorf("save policy record: %w", err)
+	}
+	return nil
+}
+
+// LoadPolicy reads the state directory's policy record: nil, and no error,
+// when there is none.
+func (c *Checkpoint) LoadPolicy() ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(c.dir, PolicyFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read policy record: %w", err)
+	}
+	return data, nil
 }

@@ -22,6 +22,9 @@ type Policy struct {
 	logger   logr.Logger
 	compiled *compiled
 	metadata *abi.PolicyMetadata
+	// format is the form the policy wants its configuration in, nil until
+	// known (configFormat).
+	format *abi.ConfigFormat
 
 	mu       sync.Mutex
 	inst     *instance
@@ -48,6 +51,10 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 		return nil, err
 	}
 	p := &Policy{name: name, opts: o, logger: o.logger.WithValues("policy", name), metadata: md}
+	if md != nil && !o.resealing {
+		f := md.GetConfigFormat()
+		p.format = &f
+	}
 	c, err := compile(ctx, name, module, &p.opts, hostLog(p.logger, o.logs))
 	if err != nil {
 		return nil, err
@@ -101,13 +108,23 @@ func (p *Policy) Call(ctx context.Context, method abi.Method, req abi.Message) (
 		p.rebuilds.Add(1)
 		p.logger.Info("policy instance rebuilt", "rebuilds", p.rebuilds.Load())
 	}
-	resp, err := p.inst.do(ctx, method, req)
+	resp, err := p.do(ctx, p.inst, method, req)
 	if err != nil && p.inst.broken {
 		p.logger.Error(err, "discarding policy instance", "method", method.Short())
 		p.inst.close(ctx)
 		p.inst = nil
 	}
 	return resp, err
+}
+
+// do performs one call on in, with the configuration of an Init or
+// Reconfigure in the form the policy wants.
+func (p *Policy) do(ctx context.Context, in *instance, method abi.Method, req abi.Message) (*abi.Response, error) {
+	req, answer, err := p.withConfigFormat(ctx, in, req)
+	if err != nil || answer != nil {
+		return answer, err
+	}
+	return in.do(ctx, method, req)
 }
 
 // Discard drops the current instance, as after a failure: the next call
@@ -132,7 +149,7 @@ func (p *Policy) newInstance(ctx context.Context, sealed, first bool) (*instance
 		return nil, err
 	}
 	if sealed {
-		if err := checkSealed(ctx, p.name, p.metadata, instanceTransport{inst}); err != nil {
+		if err := checkSealed(ctx, p.name, p.metadata, instanceTransport{p, inst}); err != nil {
 			inst.close(ctx)
 			return nil, err
 		}
@@ -140,7 +157,7 @@ func (p *Policy) newInstance(ctx context.Context, sealed, first bool) (*instance
 	if p.opts.restore == nil {
 		return inst, nil
 	}
-	if err := p.opts.restore(ctx, instanceTransport{inst}); err != nil {
+	if err := p.opts.restore(ctx, instanceTransport{p, inst}); err != nil {
 		inst.close(ctx)
 		return nil, &restoreError{policy: p.name, first: first, err: err}
 	}
@@ -149,13 +166,16 @@ func (p *Policy) newInstance(ctx context.Context, sealed, first bool) (*instance
 
 // instanceTransport calls one instance directly; the RestoreFunc uses it while
 // Policy's lock is held.
-type instanceTransport struct{ inst *instance }
+type instanceTransport struct {
+	p    *Policy
+	inst *instance
+}
 
 func (t instanceTransport) Call(ctx context.Context, method abi.Method, req abi.Message) (*abi.Response, error) {
 	if t.inst.broken {
 		return nil, &CallError{Policy: t.inst.name, Method: method, Kind: ErrTrap, Err: errors.New("instance failed during restore")}
 	}
-	return t.inst.do(ctx, method, req)
+	return t.p.do(ctx, t.inst, method, req)
 }
 
 // Close releases the instance and the compiled module.

@@ -58,6 +58,22 @@ func nativeLoader(name string) resmgr.LoadFunc {
 	}
 }
 
+// nativeIdentity names a built-in policy as the agent does: its name and
+// the digest of its embedded module.
+func nativeIdentity(name string) resmgr.Identity {
+	module, _ := builtin.Module(name)
+	return resmgr.Identity{Reference: name, Name: name, Digest: resmgr.ModuleDigest(module)}
+}
+
+// nativeResolve is the agents' resmgr.ResolveFunc: a swap to another
+// built-in policy runs its Go build.
+func nativeResolve(_ context.Context, cfg *config.Config) (resmgr.Candidate, error) {
+	if natives[cfg.Policy.Name] == nil {
+		return resmgr.Candidate{}, fmt.Errorf("policy.name: %q has no Go build in this test", cfg.Policy.Name)
+	}
+	return resmgr.Candidate{Identity: nativeIdentity(cfg.Policy.Name), Load: nativeLoader(cfg.Policy.Name)}, nil
+}
+
 // fleetNode is one node's agent: a resource manager and the fleet agent
 // feeding it, authenticated as the chart's service account in a pod on the
 // node.
@@ -93,13 +109,14 @@ func startFleetNode(t *testing.T, s *kubeapi.Server, ns, sa, node string) *fleet
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: policytest.Machine(t, "Desktop1Socket"), NodeName: node, Load: nativeLoader(cfg.Policy.Name)})
+	m, err := resmgr.New(ctx, resmgr.Options{
+		Config: cfg, Topology: policytest.Machine(t, "Desktop1Socket"), NodeName: node,
+		Load: nativeLoader(cfg.Policy.Name), Identity: nativeIdentity(cfg.Policy.Name), Resolve: nativeResolve,
+	})
 	if err != nil {
 		t.Fatalf("node %s: %v", node, err)
 	}
-	module, _ := builtin.Module(cfg.Policy.Name)
-	running := fleet.Outcome{Policy: cfg.Policy.Name, PolicyDigest: fleet.Digest(module)}
-	a, err := fleet.New(fleet.Options{Client: client, Dynamic: dyn, NodeName: node, Running: running, Started: sel.Chosen, Apply: fleet.ManagerApplier(m, running, nil)})
+	a, err := fleet.New(fleet.Options{Client: client, Dynamic: dyn, NodeName: node, Running: fleet.Running(m), Started: sel.Chosen, Apply: fleet.ManagerApplier(m, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,8 +228,8 @@ func reason(gen int64, r string) func(*v1alpha1.NodeStatus) bool {
 // different policies and configurations and a node in neither — run what
 // selects their node, report it in status, follow a change of their group
 // only, keep the last good configuration on a bad one (reported with the
-// field), report a policy change as restart-only and a node in two groups
-// as a conflict naming both, and may not write another node's entry.
+// field), swap to another policy live, report a node in two groups as a
+// conflict naming both, and may not write another node's entry.
 func TestFleetNodeGroups(t *testing.T) {
 	s := kubeapi.Shared(t)
 	h := newHelm(t, s)
@@ -269,9 +286,8 @@ func TestFleetNodeGroups(t *testing.T) {
 		{none, v1alpha1.DefaultName, "topology-aware", `{"reservedResources":{"cpu":"1"}}`},
 	} {
 		e := pcs.waitEntry(c.object, c.n.name, "applied generation 1", appliedGeneration(1))
-		module, _ := builtin.Module(c.policy)
-		if e.Policy != c.policy || e.PolicyDigest != fleet.Digest(module) {
-			t.Errorf("%s's entry in %s: policy %s %s, want %s %s", c.n.name, c.object, e.Policy, e.PolicyDigest, c.policy, fleet.Digest(module))
+		if id := nativeIdentity(c.policy); e.Policy != c.policy || e.PolicyDigest != id.Digest {
+			t.Errorf("%s's entry in %s: policy %s %s, want %s %s", c.n.name, c.object, e.Policy, e.PolicyDigest, c.policy, id.Digest)
 		}
 		if got := c.n.m.Config(); got.Policy.Name != c.policy || string(got.Policy.Data) != c.config {
 			t.Errorf("node %s runs %s %s, want %s %s", c.n.name, got.Policy.Name, got.Policy.Data, c.policy, c.config)
@@ -306,14 +322,14 @@ func TestFleetNodeGroups(t *testing.T) {
 		t.Errorf("fast node runs %s after a bad configuration, want the last good %s", got, newFast)
 	}
 
-	// Another policy: a restart-only change, said so.
+	// Another policy: swapped to live, the new policy and digest reported.
 	pcs.put("batch", "topology-aware", "", map[string]string{v1alpha1.GroupLabel: "batch"})
-	e = pcs.waitEntry("batch", batch.name, "restart required for generation 2", reason(2, v1alpha1.ReasonRestartRequired))
-	if msg := applied(e).Message; !strings.Contains(msg, "policy.name") {
-		t.Errorf("the policy change's message %q does not name policy.name", msg)
+	e = pcs.waitEntry("batch", batch.name, "applied generation 2", appliedGeneration(2))
+	if id := nativeIdentity("topology-aware"); e.Policy != id.Name || e.PolicyDigest != id.Digest {
+		t.Errorf("the batch node's entry after the policy change: %s %s, want %s %s", e.Policy, e.PolicyDigest, id.Name, id.Digest)
 	}
-	if got := batch.m.Config().Policy.Name; got != "balloons" {
-		t.Errorf("batch node runs %s after a restart-only change, want balloons still", got)
+	if got := batch.m.Config().Policy.Name; got != "topology-aware" {
+		t.Errorf("batch node runs %s after the policy change, want topology-aware", got)
 	}
 
 	// A node two groups select: refused, both objects say which.

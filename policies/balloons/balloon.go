@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/dirty"
 )
 
 // balloon is one instance of a type: CPUs of its own, the idle CPUs it
@@ -28,9 +29,9 @@ type balloon struct {
 	// level.
 	zone, zoneOf cpuset.Set
 	zoneKeys     []int32
-	// dirty marks a balloon whose containers may hold other CPUs or memory
-	// nodes than it gives now; it is listed in state.dirty.
-	dirty bool
+	// Mark is set while the balloon is listed in state.dirty: its
+	// containers may hold other CPUs or memory nodes than it gives now.
+	dirty.Mark
 	// pin memoizes pinning by pinSlot: without and with hidden
 	// hyperthreads, for the type's memoryTypes and for each set of
 	// annotated memory types; nil after cpus or shared changed.
@@ -101,20 +102,7 @@ func (s *state) setShared(b *balloon, shared cpuset.Set) {
 }
 
 // markDirty lists b for the next updates.
-func (s *state) markDirty(b *balloon) {
-	if !b.dirty {
-		b.dirty = true
-		s.dirty = append(s.dirty, b)
-	}
-}
-
-// clearDirty empties the list of dirty balloons.
-func (s *state) clearDirty() {
-	for _, b := range s.dirty {
-		b.dirty = false
-	}
-	s.dirty = s.dirty[:0]
-}
+func (s *state) markDirty(b *balloon) { s.dirty.Add(b) }
 
 // byTypeAndInstance orders balloons as state.balloons lists them.
 func byTypeAndInstance(x, y *balloon) int {
@@ -163,13 +151,7 @@ func (s *state) deleteBalloon(b *balloon) {
 		}
 		p.cpus, p.pin = cpuset.Set{}, [pinSlots]*pinned{}
 	})
-	s.dirty = slices.DeleteFunc(s.dirty, func(x *balloon) bool {
-		drop := slices.Contains(tree, x)
-		if drop {
-			x.dirty = false
-		}
-		return drop
-	})
+	s.dirty.Drop(func(x *balloon) bool { return slices.Contains(tree, x) })
 }
 
 // countOwn is how many balloons of t exist, parts not counted.

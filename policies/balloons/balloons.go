@@ -62,7 +62,8 @@
 // attributes balloonType, instance, numaNodes and socket and the capacity
 // cpu = maxCPUs. Allocating a claim binds its instance; a container whose
 // CDI devices name "<driver>/claim=<uid>-<n>" (abi.CDIDeviceName) runs in it (the env
-// DRA_BALLOON_<uid>=<device> only when the runtime reports no CDI devices).
+// DRA_BALLOON_<uid>=<device>, the uid as it is, only when the runtime
+// reports no CDI devices).
 //
 // Every answer is a function of the configuration, the topology and the calls
 // seen since Init: no clock, no randomness, and every map is sorted before it
@@ -89,19 +90,8 @@ type Policy struct {
 // New returns a policy ready to register.
 func New() *Policy { return &Policy{} }
 
-var (
-	_ policy.Initializer      = (*Policy)(nil)
-	_ policy.Reconfigurer     = (*Policy)(nil)
-	_ policy.Synchronizer     = (*Policy)(nil)
-	_ policy.ContainerCreator = (*Policy)(nil)
-	_ policy.ContainerUpdater = (*Policy)(nil)
-	_ policy.ContainerStopper = (*Policy)(nil)
-	_ policy.ContainerRemover = (*Policy)(nil)
-	_ policy.StateDumper      = (*Policy)(nil)
-	_ policy.DeviceProvider   = (*Policy)(nil)
-	_ policy.Allocator        = (*Policy)(nil)
-	_ policy.Releaser         = (*Policy)(nil)
-)
+// Policy serves every call but the pod-sandbox events.
+var _ policy.ResourcePolicy = (*Policy)(nil)
 
 // Describe implements policy.Policy.
 func (*Policy) Describe() policy.Description {

@@ -9,26 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/wasm"
-	"github.com/nriwasm/nriwasm/policies/balloons"
-	"github.com/nriwasm/nriwasm/sdk/go/native"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // transports are the two ways a benchmark runs the policy.
-var transports = []struct {
-	name string
-	open func(b *testing.B) abi.Transport
-}{
-	{"native", func(b *testing.B) abi.Transport {
-		r, err := native.New(balloons.New())
-		if err != nil {
-			b.Fatal(err)
-		}
-		return r
-	}},
-	{"wasm", func(b *testing.B) abi.Transport { return pool.Borrow(b, wasm.WithCallTimeout(time.Minute)) }},
-}
+var transports = builds.Transports()
 
 // benchConfig: balloons of up to 8 CPUs for "app", new 2-CPU balloons for
 // every "solo" container, a "burst" type sharing its NUMA node's idle CPUs,
@@ -95,7 +80,7 @@ var createRemoveCases = []struct {
 func BenchmarkCreateRemove4096(b *testing.B) {
 	for _, tr := range transports {
 		for _, bc := range createRemoveCases {
-			b.Run(tr.name+"/"+bc.name, func(b *testing.B) { benchCreateRemove(b, tr.open(b), bc.s) })
+			b.Run(tr.Name+"/"+bc.name, func(b *testing.B) { benchCreateRemove(b, tr.Open(b), bc.s) })
 		}
 	}
 }
@@ -154,30 +139,8 @@ func threadCPU(b *testing.B) time.Duration {
 // BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
 // the journal of 2,000 live containers.
 func BenchmarkInit4096(b *testing.B) {
-	for _, tr := range transports {
-		for _, n := range []int{0, 2000} {
-			name := tr.name + "/empty"
-			if n > 0 {
-				name = tr.name + "/restore2000"
-			}
-			b.Run(name, func(b *testing.B) {
-				var restore *abi.RestoreState
-				if n > 0 {
-					restore = live4096(b, transports[0].open(b), n).RestoreState()
-				}
-				client := abi.NewClient(tr.open(b))
-				req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket"), Restore: restore}
-				times := make(policytest.Latencies, 0, b.N)
-				b.ResetTimer()
-				for range b.N {
-					start := time.Now()
-					if _, err := client.Init(context.Background(), req); err != nil {
-						b.Fatal(err)
-					}
-					times = append(times, time.Since(start))
-				}
-				times.Report(b, "")
-			})
-		}
-	}
+	req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket")}
+	policytest.BenchInit(b, transports, req, func(b *testing.B, n int) *abi.RestoreState {
+		return live4096(b, transports[0].Open(b), n).RestoreState()
+	}, 2000)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
-	"sigs.k8s.io/yaml"
 )
 
 // Config is the policy's configuration, with nri-plugins' field names.
@@ -277,8 +276,12 @@ func (c *Config) refuseCompositeClasses(raw []byte) error {
 			CPUClass any `json:"cpuClass"`
 		} `json:"balloonTypes"`
 	}
-	if err := yaml.Unmarshal(raw, &classes); err != nil {
-		return policyconfig.Errorf(field(), "%v", err) // Decode read it already
+	js, err := policyconfig.JSON(raw)
+	if err != nil {
+		return err // Decode read it already
+	}
+	if err := json.Unmarshal(js, &classes); err != nil {
+		return policyconfig.Errorf(field(), "%v", err)
 	}
 	for i, t := range classes.BalloonTypes {
 		if i >= len(c.BalloonTypes) || len(c.BalloonTypes[i].Components) == 0 || t.CPUClass == nil || t.CPUClass == "" {

@@ -9,7 +9,6 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/claims"
-	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
@@ -122,11 +121,8 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
 	s := p.st
 	spec := r.GetClaim()
-	if old, repeat, err := claims.Earlier(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }); err != nil || repeat {
-		if err != nil {
-			return nil, err
-		}
-		return &abi.AllocateResponse{Devices: old.answer()}, nil
+	if resp, err := claims.Repeated(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer); resp != nil || err != nil {
+		return resp, err
 	}
 	b, err := s.resultBalloon(spec)
 	if err != nil {
@@ -175,7 +171,7 @@ func (s *state) bind(spec *abi.Claim, b *balloon) *claim {
 	for _, res := range spec.GetResults() {
 		c.devices = append(c.devices, &abi.PreparedDevice{
 			Request: res.GetRequest(), Pool: res.GetPool(), Device: res.GetDevice(), ShareId: res.GetShareId(),
-			ContainerEdits: &abi.CDIContainerEdits{Env: []string{policy.ClaimEnvName(envPrefix, c.uid) + "=" + dev}},
+			ContainerEdits: &abi.CDIContainerEdits{Env: []string{claimEnvName(c.uid) + "=" + dev}},
 			Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: conditionReady, Status: "True", Reason: reasonAllocated,
 				Message: fmt.Sprintf("balloon %s, %d CPUs now, at most %d", b.name(), b.cpus.Size(), b.t.MaxCPUs)}}, Data: data},
 		})
@@ -183,6 +179,11 @@ func (s *state) bind(spec *abi.Claim, b *balloon) *claim {
 	s.claims[c.uid] = c
 	return c
 }
+
+// claimEnvName is the environment variable naming a claim's balloon:
+// DRA_BALLOON_<uid>, the uid as it is ('-' included), named as topology-aware
+// and nri-plugins name their DRA_CPUSET_<uid> (claims.EnvName).
+func claimEnvName(uid string) string { return claims.EnvName(envPrefix, uid) }
 
 // answer is the claim's prepared devices, a copy.
 func (c *claim) answer() []*abi.PreparedDevice {
@@ -216,7 +217,7 @@ func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 // by the claims' environment variables, whose value is the claim's device.
 // A CDI device of ours naming an unknown claim is an error.
 func (s *state) claimsOf(spec *abi.Container) ([]*claim, error) {
-	f := claims.Finder[*claim]{Driver: s.driver, EnvPrefix: envPrefix, EnvValue: func(c *claim) string { return deviceName(c.b.t.Name, c.b.inst) }}
+	f := claims.Finder[*claim]{Driver: s.driver, EnvPrefix: envPrefix, EnvName: claimEnvName, EnvValue: func(c *claim) string { return deviceName(c.b.t.Name, c.b.inst) }}
 	return f.Of(spec, s.claims)
 }
 

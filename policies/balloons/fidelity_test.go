@@ -37,6 +37,72 @@ var fidelityMachines = map[string]func(testing.TB) *abi.Topology{
 		return policytest.Isolate(policytest.Machine(tb, "N4C16"), cpuset.New(0, 1))
 	},
 	"s8c4k": func(tb testing.TB) *abi.Topology { return policytest.Machine(tb, "S8C4K") },
+	// n4c16 with test13-cacheclusters' OVERRIDE_SYS_CACHES: an L3 per
+	// package, and an L2 per NUMA node (l2x4) or per core (l2x2).
+	"n4c16-l2x4": func(tb testing.TB) *abi.Topology {
+		return withCaches(tb, policytest.Machine(tb, "N4C16"), "0-7 8-15", "0-3 4-7 8-11 12-15")
+	},
+	"n4c16-l2x2": func(tb testing.TB) *abi.Topology {
+		return withCaches(tb, policytest.Machine(tb, "N4C16"), "0-7 8-15", "0-1 2-3 4-5 6-7 8-9 10-11 12-13 14-15")
+	},
+	// n4c16 booted with a kernel built without NUMA (test30-numa-disabled).
+	"n4c16-nonuma": func(tb testing.TB) *abi.Topology { return withoutNUMA(policytest.Machine(tb, "N4C16")) },
+}
+
+// withoutNUMA is a copy of topo as the host discovers it on a kernel built
+// without NUMA (host/topology, discoverNodes): no devices/system/node, so
+// one node 0 of DRAM with every CPU, its distance to itself only and its
+// memory unknown; devices name no node (their numa_node reads -1).
+func withoutNUMA(topo *abi.Topology) *abi.Topology {
+	t := topo.CloneVT()
+	n := &abi.NUMANode{Distances: []*abi.NodeDistance{{Node: 0, Distance: 10}}, MemoryKind: abi.MemoryKind_MEMORY_KIND_DRAM}
+	for _, c := range t.Cpus {
+		c.NumaNode = 0
+		n.Cpus = append(n.Cpus, c.Id)
+	}
+	t.NumaNodes = []*abi.NUMANode{n}
+	for _, d := range t.PciDevices {
+		d.NumaNode = nil
+	}
+	for _, i := range t.NetworkInterfaces {
+		i.NumaNode = nil
+	}
+	return t
+}
+
+// withCaches is a copy of topo with its caches as nri-plugins' e2e
+// OVERRIDE_SYS_CACHES sets them (sysfs' cache/indexN, in its order): an L1
+// data and an L1 instruction cache per core, as topo has them, then one
+// unified L2 per CPU list of l2 and one unified L3 per list of l3
+// (space-separated lists).
+func withCaches(tb testing.TB, topo *abi.Topology, l3, l2 string) *abi.Topology {
+	t := topo.CloneVT()
+	var l1 []*abi.Cache
+	for _, c := range t.Caches {
+		if c.Level == 1 {
+			l1 = append(l1, c)
+		}
+	}
+	t.Caches = l1
+	for _, level := range []struct {
+		n     uint32
+		size  uint64
+		lists string
+	}{{2, 4 << 20, l2}, {3, 128 << 20, l3}} {
+		for i, list := range strings.Fields(level.lists) {
+			t.Caches = append(t.Caches, &abi.Cache{Id: uint32(len(t.Caches)), Level: level.n, Type: abi.CacheType_CACHE_TYPE_UNIFIED,
+				SizeBytes: level.size, Cpus: policytest.MustSet(tb, list).Sorted(), SysfsId: uint32(i)})
+		}
+	}
+	for _, cpu := range t.Cpus {
+		cpu.CacheIds = nil
+		for _, c := range t.Caches {
+			if slices.Contains(c.Cpus, cpu.Id) {
+				cpu.CacheIds = append(cpu.CacheIds, c.Id)
+			}
+		}
+	}
+	return t
 }
 
 // fidelityScenario is the part of the scenario file the cases use.
@@ -84,6 +150,16 @@ type fidelityExpect struct {
 	// Error: the step fails with a message containing it.
 	Error      string                     `json:"error"`
 	Containers map[string]containerExpect `json:"containers"`
+	// Sets checks the CPUs of groups of containers together.
+	Sets []setsExpect `json:"sets"`
+}
+
+// setsExpect checks containers' CPUs together (nri-plugins'
+// set.union(...) and set.intersection(...) verify lines).
+type setsExpect struct {
+	Of     []string `json:"of"`     // the containers, by name
+	Union  *int     `json:"union"`  // how many CPUs they hold together
+	Common *int     `json:"common"` // how many CPUs they all hold
 }
 
 // containerExpect checks a container (by its name, pod0c0) against what the
@@ -101,6 +177,11 @@ type containerExpect struct {
 	Same     string         `json:"same"`     // the same CPUs as this container
 	Inside   string         `json:"inside"`   // a subset of this container's CPUs
 	Disjoint []string       `json:"disjoint"` // no CPU in common with these containers
+	// SameNodes: its CPUs on the NUMA nodes of this container's, exactly.
+	SameNodes string `json:"sameNodes"`
+	// DisjointNodes: none of its CPUs' NUMA nodes is one of these
+	// containers' (nri-plugins' disjoint_sets(nodes[...])).
+	DisjointNodes []string `json:"disjointNodes"`
 }
 
 func TestFidelity(t *testing.T) {
@@ -167,6 +248,9 @@ func runFidelity(t *testing.T, open opener, machine, dir string) {
 			}
 			for _, name := range slices.Sorted(maps.Keys(e.Containers)) {
 				h.expect(fmt.Sprintf("steps[%d] (%s): %s", i, step.label(), name), ids, name, e.Containers[name])
+			}
+			for j, se := range e.Sets {
+				h.expectSets(fmt.Sprintf("steps[%d] (%s): sets[%d]", i, step.label(), j), ids, se)
 			}
 		} else if err != nil {
 			t.Fatalf("steps[%d] (%s): %v", i, step.label(), err)
@@ -288,13 +372,7 @@ func (h *harness) expect(where string, ids map[string]string, name string, e con
 			h.TB.Errorf("%s: CPUs %s on %d cores, want %d", where, cpus, len(cores), e.Cores)
 		}
 	}
-	var nodes []uint32
-	for _, n := range h.Topology.NumaNodes {
-		if cpuset.New(n.Cpus...).Intersects(cpus) {
-			nodes = append(nodes, n.Id)
-		}
-	}
-	if got := cpuset.New(nodes...); e.Nodes != "" && !got.Equal(policytest.MustSet(h.TB, e.Nodes)) {
+	if got := h.nodesOf(cpus); e.Nodes != "" && !got.Equal(policytest.MustSet(h.TB, e.Nodes)) {
 		h.TB.Errorf("%s: CPUs %s on nodes %s, want nodes %s", where, cpus, got, e.Nodes)
 	} else if e.NotNodes != "" && got.Intersects(policytest.MustSet(h.TB, e.NotNodes)) {
 		h.TB.Errorf("%s: CPUs %s on nodes %s, want none on %s", where, cpus, got, e.NotNodes)
@@ -323,4 +401,44 @@ func (h *harness) expect(where string, ids map[string]string, name string, e con
 			h.TB.Errorf("%s: CPUs %s overlap %s's %s", where, cpus, o, other)
 		}
 	}
+	if e.SameNodes != "" {
+		if got, want := h.nodesOf(cpus), h.nodesOf(h.cpusOf(ids, e.SameNodes)); !got.Equal(want) {
+			h.TB.Errorf("%s: CPUs %s on nodes %s, want %s's nodes %s", where, cpus, got, e.SameNodes, want)
+		}
+	}
+	for _, o := range e.DisjointNodes {
+		if got, other := h.nodesOf(cpus), h.nodesOf(h.cpusOf(ids, o)); got.Intersects(other) {
+			h.TB.Errorf("%s: CPUs %s on nodes %s, which overlap %s's nodes %s", where, cpus, got, o, other)
+		}
+	}
+}
+
+func (h *harness) expectSets(where string, ids map[string]string, e setsExpect) {
+	h.TB.Helper()
+	var union, common cpuset.Set
+	for i, name := range e.Of {
+		cpus := h.cpusOf(ids, name)
+		union = union.Union(cpus)
+		if i == 0 {
+			common = cpus
+		}
+		common = common.Intersection(cpus)
+	}
+	if e.Union != nil && union.Size() != *e.Union {
+		h.TB.Errorf("%s: %v hold %s together, want %d CPUs", where, e.Of, union, *e.Union)
+	}
+	if e.Common != nil && common.Size() != *e.Common {
+		h.TB.Errorf("%s: %v all hold %s, want %d CPUs", where, e.Of, common, *e.Common)
+	}
+}
+
+// nodesOf is the NUMA nodes of cpus.
+func (h *harness) nodesOf(cpus cpuset.Set) cpuset.Set {
+	var nodes []uint32
+	for _, n := range h.Topology.NumaNodes {
+		if cpuset.New(n.Cpus...).Intersects(cpus) {
+			nodes = append(nodes, n.Id)
+		}
+	}
+	return cpuset.New(nodes...)
 }

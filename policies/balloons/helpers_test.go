@@ -7,15 +7,11 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/policies/balloons"
-	"github.com/nriwasm/nriwasm/sdk/go/native"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
-// machines are the fixture machines the tests run on
-// (policytest.MachineNames lists them all).
-var machines = []struct{ name string }{
-	{"Desktop1Socket"}, {"Server2Socket4NodesInterleaved"}, {"Server4Socket144CPU"}, {"PMEM112CPUIsolated"},
-}
+// machines are the fixture machines the tests run on.
+var machines = policytest.VariedMachines
 
 // harness drives one policy instance through a fake runtime
 // (policytest.Runtime) that keeps every container's current cpuset and
@@ -29,15 +25,9 @@ type harness struct {
 
 // opener starts a policy instance on a machine: natively, or natively and
 // in Wasm at once (the identity suite).
-type opener func(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error)
+type opener = policytest.Opener[*harness]
 
-func nativeOpen(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	r, err := native.New(balloons.New())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return openOn(tb, r, machine, config, restore)
-}
+var nativeOpen = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
 	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: machineTopology(tb, machine), Restore: restore})

@@ -3,12 +3,14 @@ package balloons_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/host/wasm/wasmtest"
 	"github.com/nriwasm/nriwasm/policies/balloons"
 	"github.com/nriwasm/nriwasm/policies/builtin"
-	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -25,36 +27,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// teeOpener opens harnesses whose every call is compared; calls counts them.
-func teeOpener(calls *int) opener {
-	return func(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error) {
-		r, err := native.New(balloons.New())
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return openOn(tb, policytest.Tee{TB: tb, Want: r, Got: pool.Borrow(tb), Calls: calls}, machine, config, restore)
-	}
+// builds are the policy's native build and its built-in .wasm (for
+// benchmarks with a call timeout that allows for a loaded machine).
+var builds = policytest.Builds{
+	New:       func() policy.Policy { return balloons.New() },
+	Wasm:      func(tb testing.TB) abi.Transport { return pool.Borrow(tb) },
+	BenchWasm: func(tb testing.TB) abi.Transport { return pool.Borrow(tb, wasm.WithCallTimeout(time.Minute)) },
 }
+
+// teeOpener opens harnesses whose every call is compared; calls counts them.
+var teeOpener = policytest.TeeOpener(builds, openOn)
 
 // TestNativeAndWasmAgree runs every scenario on every fixture machine
 // natively and through the built-in .wasm, requiring proto.Equal answers at
 // every call (DumpState's included, so the states agree too).
-func TestNativeAndWasmAgree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads the .wasm")
-	}
-	total := 0
-	for _, m := range machines {
-		for _, sc := range scenarios {
-			t.Run(m.name+"/"+sc.name, func(t *testing.T) {
-				calls := 0
-				sc.run(t, teeOpener(&calls), m.name)
-				if calls < 10 {
-					t.Errorf("only %d calls compared", calls)
-				}
-				total += calls
-			})
-		}
-	}
-	t.Logf("%d calls compared", total)
-}
+func TestNativeAndWasmAgree(t *testing.T) { policytest.Agree(t, machines, scenarios, 10, teeOpener) }

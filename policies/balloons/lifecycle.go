@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -67,29 +68,17 @@ func (c *container) adjustment() *abi.ContainerAdjustment {
 	return a
 }
 
-// CreateContainer implements policy.ContainerCreator.
+// CreateContainer implements policy.ContainerCreator: a repeat answers what
+// the first create was given.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
-	spec := r.GetContainer()
-	if spec.GetId() == "" {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
-	}
-	if c := p.st.ctrs[spec.GetId()]; c != nil {
-		// A repeated create answers what the first one was given.
-		return &abi.CreateContainerResponse{Adjustment: c.adjustment()}, nil
-	}
-	c, err := p.st.create(r.GetPod(), spec)
-	if err != nil {
-		return nil, err
-	}
-	updates := p.st.updates(c.id)
-	return &abi.CreateContainerResponse{Adjustment: c.adjustment(), Updates: updates}, nil
+	return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.create, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
 }
 
 // create places a container and remembers its spec.
 func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
 	c, err := s.place(pod, spec)
 	if err != nil {
-		s.clearDirty() // nothing changed
+		s.dirty.Clear() // nothing changed
 		return nil, err
 	}
 	s.specs[c.id] = encodeSpec(pod, spec)
@@ -114,7 +103,7 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 				"%dm does not fit in balloon %s: %dm left", milli, b.name(), room)
 		}
 		if err := s.resize(b, max(1, b.milli-c.milli+milli)); err != nil {
-			s.clearDirty()
+			s.dirty.Clear()
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "resources.cpu_request_milli", "%dm: %v", milli, err)
 		}
 		b.milli += milli - c.milli

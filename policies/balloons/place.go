@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
-	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 // The pod annotation keys the policy reads, as nri-plugins names them. Each is
@@ -26,31 +25,18 @@ const (
 	keyAssigned = "balloons.nriwasm.io/balloon"
 )
 
-// effectiveAnnotation finds key for container c of pod: the container-scoped
-// form first, then the pod-scoped form, then the bare key.
+// effectiveAnnotation finds key for container c in pod's annotations
+// (containers.Effective): the container-scoped form first, then the
+// pod-scoped form, then the bare key. It returns the key found and its
+// value.
 func effectiveAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string, string, bool) {
-	if len(pod.GetAnnotations()) == 0 {
-		return "", "", false
-	}
-	for _, k := range []string{key + "/container." + c.GetName(), key + "/pod", key} {
-		if v, ok := pod.GetAnnotations()[k]; ok {
-			return k, v, true
-		}
-	}
-	return "", "", false
+	a, ok := containers.Effective(key, c.GetName(), pod.GetAnnotations())
+	return a.Key, a.Value, ok
 }
 
+// boolAnnotation is containers.Bool over the pod's annotations.
 func boolAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (value, set bool) {
-	k, v, ok := effectiveAnnotation(pod, c, key)
-	if !ok {
-		return false, false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		policy.Log.Warnf("container %s: ignoring annotation %s=%q: not a boolean", c.GetId(), k, v)
-		return false, false
-	}
-	return b, true
+	return containers.Bool(key, c, pod.GetAnnotations())
 }
 
 // preserved tells whether the policy leaves c's CPUs alone: the

@@ -535,7 +535,8 @@ func (h *harness) allocate(c *abi.Claim) (*abi.AllocateResponse, error) {
 	return resp, err
 }
 
-// draScenario: devices, binding by CDI device and by env, refusals,
+// draScenario: devices, binding by CDI device and by env (the uid as it
+// is in the variable's name, '-' kept), refusals,
 // release, and a restart with a prepared claim.
 func draScenario(t *testing.T, open opener, machine string) {
 	h := mustOpen(t, open, machine, draConfig)
@@ -543,22 +544,31 @@ func draScenario(t *testing.T, open opener, machine string) {
 	if err != nil || len(devs.Devices) != 2 || devs.Devices[0].Name != "dedicated-0" || devs.Devices[1].Capacities["cpu"].Value != "4" {
 		t.Fatalf("Devices = %v, %v; want dedicated-0 and dedicated-1 with cpu 4", devs, err)
 	}
-	resp, err := h.allocate(claimFor("u1", "dedicated-1"))
-	if err != nil || len(resp.Devices) != 1 || resp.Devices[0].ContainerEdits.Env[0] != "DRA_BALLOON_u1=dedicated-1" {
+	resp, err := h.allocate(claimFor("a1-b2", "dedicated-1"))
+	if err != nil || len(resp.Devices) != 1 || resp.Devices[0].ContainerEdits.Env[0] != "DRA_BALLOON_a1-b2=dedicated-1" {
 		t.Fatalf("Allocate = %v, %v", resp, err)
 	}
 	if _, err := h.allocate(claimFor("u2", "dedicated-1")); err == nil {
 		t.Errorf("a second claim bound dedicated-1")
 	}
-	h.Create(ctr("w1", 1500).WithCDI("balloons.nri.io/claim=u1-0"))
-	h.Create(ctr("w2", 1500).WithCDI("other.io/x=y", "balloons.nri.io/claim=u1-0"))
+	h.Create(ctr("w1", 1500).WithCDI("balloons.nri.io/claim=a1-b2-0"))
+	h.Create(ctr("w2", 1500).WithCDI("other.io/x=y", "balloons.nri.io/claim=a1-b2-0"))
 	if h.balloonOf("w1") != "dedicated[1]" || h.balloonOf("w2") != "dedicated[1]" {
 		t.Errorf("claim holders in %s and %s, want dedicated[1]", h.balloonOf("w1"), h.balloonOf("w2"))
 	}
 	// Env binds only when the runtime reports no CDI devices.
 	e := ctr("w3", 100)
-	e.Env = []*abi.KeyValue{{Key: "DRA_BALLOON_u1", Value: "dedicated-1"}}
+	e.Env = []*abi.KeyValue{{Key: "DRA_BALLOON_a1-b2", Value: "dedicated-1"}}
 	h.Create(e)
+	// The uid as it is names the variable, '-' kept: the shell-safe
+	// spelling is another variable.
+	underscore := ctr("w6", 100)
+	underscore.Env = []*abi.KeyValue{{Key: "DRA_BALLOON_a1_b2", Value: "dedicated-1"}}
+	h.Create(underscore)
+	if h.balloonOf("w6") != "default[0]" {
+		t.Errorf("DRA_BALLOON_a1_b2 bound w6 to %s, want default[0]", h.balloonOf("w6"))
+	}
+	h.Remove("w6")
 	forged := ctr("w4", 100).WithCDI("other.io/x=y")
 	forged.Env = e.Env
 	h.Create(forged)
@@ -567,9 +577,9 @@ func draScenario(t *testing.T, open opener, machine string) {
 	}
 	_, err = h.TryCreate(ctr("w5", 100).WithCDI("balloons.nri.io/claim=nope-0"))
 	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "container.cdi_devices[0]")
-	_, err = h.TryCreate(ctr("big", 3000).WithCDI("balloons.nri.io/claim=u1-0"))
+	_, err = h.TryCreate(ctr("big", 3000).WithCDI("balloons.nri.io/claim=a1-b2-0"))
 	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli")
-	_, err = h.Client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")})
+	_, err = h.Client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("a1-b2")})
 	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid")
 
 	h2, err := open(t, machine, draConfig, h.RestoreState())
@@ -577,13 +587,13 @@ func draScenario(t *testing.T, open opener, machine string) {
 		t.Fatalf("Init with restore: %v", err)
 	}
 	h2.check()
-	if b := h2.balloon("dedicated[1]"); b.Claim != "u1" || len(b.Containers) != 3 {
+	if b := h2.balloon("dedicated[1]"); b.Claim != "a1-b2" || len(b.Containers) != 3 {
 		t.Errorf("restored dedicated[1]: claim %q, containers %v", b.Claim, b.Containers)
 	}
 	for _, id := range []string{"w1", "w2", "w3"} {
 		h2.Remove(id)
 	}
-	if _, err := h2.Client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("u1")}); err != nil {
+	if _, err := h2.Client.Release(context.Background(), &abi.ReleaseRequest{Claim: claimFor("a1-b2")}); err != nil {
 		t.Errorf("Release: %v", err)
 	}
 	if _, err := h2.allocate(claimFor("u2", "dedicated-1")); err != nil {
@@ -620,28 +630,25 @@ func badConfigScenario(t *testing.T, open opener, machine string) {
 	h.Create(ctr("b", 500))
 }
 
-var scenarios = []struct {
-	name string
-	run  func(t *testing.T, open opener, machine string)
-}{
-	{"selection", selectionScenario},
-	{"inflate", inflateScenario},
-	{"fill", fillScenario},
-	{"sharing", sharingScenario},
-	{"composite", compositeScenario},
-	{"devices", devicesScenario},
-	{"reserved", reservedScenario},
-	{"restore", restoreScenario},
-	{"memory-type", memTypeScenario},
-	{"dra", draScenario},
-	{"bad config", badConfigScenario},
+var scenarios = []policytest.Scenario[opener]{
+	{Name: "selection", Run: selectionScenario},
+	{Name: "inflate", Run: inflateScenario},
+	{Name: "fill", Run: fillScenario},
+	{Name: "sharing", Run: sharingScenario},
+	{Name: "composite", Run: compositeScenario},
+	{Name: "devices", Run: devicesScenario},
+	{Name: "reserved", Run: reservedScenario},
+	{Name: "restore", Run: restoreScenario},
+	{Name: "memory-type", Run: memTypeScenario},
+	{Name: "dra", Run: draScenario},
+	{Name: "bad config", Run: badConfigScenario},
 }
 
 // TestScenarios runs every scenario natively on every fixture machine.
 func TestScenarios(t *testing.T) {
 	for _, m := range machines {
 		for _, sc := range scenarios {
-			t.Run(m.name+"/"+sc.name, func(t *testing.T) { sc.run(t, nativeOpen, m.name) })
+			t.Run(m+"/"+sc.Name, func(t *testing.T) { sc.Run(t, nativeOpen, m) })
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/dirty"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
@@ -76,7 +77,7 @@ type state struct {
 	specs      map[string]podSpec // what each container was created with, encoded
 	claims     map[string]*claim
 	// dirty are the balloons whose containers updates checks next.
-	dirty []*balloon
+	dirty dirty.List[*balloon]
 	// pods are the containers in balloons, by pod.
 	pods map[string][]*container
 	// changed is updates' scratch list, kept between calls.

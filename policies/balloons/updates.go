@@ -97,10 +97,10 @@ type change struct {
 // expands them for a host older than v1.1.
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.reshare()
-	slices.SortFunc(s.dirty, byTypeAndInstance)
+	s.dirty.Sort(byTypeAndInstance)
 	changed := s.changed[:0]
 	var cpusCmp, memsCmp listCompare
-	for _, b := range s.dirty {
+	for _, b := range s.dirty.Items() {
 		for _, c := range b.members {
 			p := s.pinOf(c)
 			ch := change{c: c, p: p, cpus: cpusCmp.changed(c.cpus, p.cpus), mems: !c.keepMems && memsCmp.changed(c.mems, p.mems)}
@@ -109,7 +109,7 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 			}
 		}
 	}
-	s.clearDirty()
+	s.dirty.Clear()
 	// Record the new lists, drop skip, and count the runs of one change.
 	all := changed
 	groups, n := 0, 0

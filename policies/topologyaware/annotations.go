@@ -1,9 +1,8 @@
 package topologyaware
 
 import (
-	"strconv"
-
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -27,12 +26,10 @@ const (
 var unimplemented = []struct{ key, why string }{
 	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
 	{"prefer-cpu-priority." + annotationDomain, "CPU priorities are not read"},
-	{"pick-resources-by-hints." + annotationDomain, "topology hints are not used"},
+	{"pick-resources-by-hints." + annotationDomain, "memory is not picked by topology hints"},
 	{"scheduling-class." + annotationDomain, "scheduling classes are not applied"},
 	{"cpu-class." + annotationDomain, "CPU classes are not applied"},
 	{"irq-affinity." + annotationDomain, "IRQ affinity is not steered"},
-	{"strict.topologyhints." + annotationDomain, "topology hints are not used"},
-	{"topologyhints." + annotationDomain, "topology hints are not used"},
 }
 
 // warnUnimplemented logs each recognised annotation of c that this policy
@@ -48,42 +45,18 @@ func warnUnimplemented(pod *abi.PodSandbox, c *abi.Container) {
 	}
 }
 
-// annotationScope is how specific an effective annotation is, the most
-// specific first (nri-plugins' AnnotationScope).
-type annotationScope int
-
-const (
-	scopeContainer annotationScope = iota // key/container.NAME
-	scopePod                              // key/pod
-	scopeBare                             // key
-)
-
-// effectiveAnnotation finds key for container c of pod: the container-scoped
-// form first, then the pod-scoped form, then the bare key. The pod's
-// annotations are searched before the container's own at each scope.
+// effectiveAnnotation finds key for container c of pod
+// (containers.Effective): the container-scoped form first, then the
+// pod-scoped form, then the bare key. The pod's annotations are searched
+// before the container's own at each scope.
 func effectiveAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string, bool) {
-	v, _, ok := scopedAnnotation(pod, c, key)
-	return v, ok
+	a, ok := scopedAnnotation(pod, c, key)
+	return a.Value, ok
 }
 
-// scopedAnnotation is effectiveAnnotation that also tells the scope it was
-// found at.
-func scopedAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string, annotationScope, bool) {
-	if len(pod.GetAnnotations()) == 0 && len(c.GetAnnotations()) == 0 {
-		return "", 0, false
-	}
-	for _, at := range [...]struct {
-		scope annotationScope
-		key   string
-	}{{scopeContainer, key + "/container." + c.GetName()}, {scopePod, key + "/pod"}, {scopeBare, key}} {
-		if v, ok := pod.GetAnnotations()[at.key]; ok {
-			return v, at.scope, true
-		}
-		if v, ok := c.GetAnnotations()[at.key]; ok {
-			return v, at.scope, true
-		}
-	}
-	return "", 0, false
+// scopedAnnotation is effectiveAnnotation with its key and scope.
+func scopedAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (containers.Annotation, bool) {
+	return containers.Effective(key, c.GetName(), pod.GetAnnotations(), c.GetAnnotations())
 }
 
 // isolationPreference is nri-plugins' isolatedCPUsPreference and
@@ -93,38 +66,28 @@ func scopedAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (string
 // valid boolean, and strict whether require-isolated-cpus is the one, so
 // that a grant without enough isolated CPUs is refused.
 func isolationPreference(pod *abi.PodSandbox, c *abi.Container) (isolate, annotated, strict bool) {
-	sv, ss, sok := scopedAnnotation(pod, c, keyRequireIsolated)
-	pv, ps, pok := scopedAnnotation(pod, c, keyPreferIsolatedCPUs)
+	req, sok := scopedAnnotation(pod, c, keyRequireIsolated)
+	pref, pok := scopedAnnotation(pod, c, keyPreferIsolatedCPUs)
 	if !sok && !pok {
 		return false, false, false
 	}
-	strict = sok && (!pok || ss <= ps)
-	key, v := keyPreferIsolatedCPUs, pv
+	strict = sok && (!pok || req.Scope <= pref.Scope)
+	a := pref
 	if strict {
-		key, v = keyRequireIsolated, sv
+		a = req
 	}
-	b, err := strconv.ParseBool(v)
+	b, err := a.Bool()
 	if err != nil {
-		policy.Log.Warnf("container %s: ignoring annotation %s=%q: not a boolean", c.GetId(), key, v)
+		policy.Log.Warnf("container %s: ignoring annotation: %v", c.GetId(), err)
 		return false, false, strict
 	}
 	return b, true, strict
 }
 
-// boolAnnotation returns an effective boolean annotation and whether it was
-// set. A value strconv.ParseBool does not accept is logged and ignored, as
-// nri-plugins does.
+// boolAnnotation is containers.Bool over the pod's annotations, then the
+// container's own.
 func boolAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (value, set bool) {
-	v, ok := effectiveAnnotation(pod, c, key)
-	if !ok {
-		return false, false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		policy.Log.Warnf("container %s: ignoring annotation %s=%q: not a boolean", c.GetId(), key, v)
-		return false, false
-	}
-	return b, true
+	return containers.Bool(key, c, pod.GetAnnotations(), c.GetAnnotations())
 }
 
 // preserveAnnotation tells whether a preserve annotation is "true" (exactly,

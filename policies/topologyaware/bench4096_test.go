@@ -7,26 +7,11 @@ import (
 	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/wasm"
-	"github.com/nriwasm/nriwasm/policies/topologyaware"
-	"github.com/nriwasm/nriwasm/sdk/go/native"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 // transports are the two ways a benchmark runs the policy.
-var transports = []struct {
-	name string
-	open func(b *testing.B) abi.Transport
-}{
-	{"native", func(b *testing.B) abi.Transport {
-		r, err := native.New(topologyaware.New())
-		if err != nil {
-			b.Fatal(err)
-		}
-		return r
-	}},
-	{"wasm", func(b *testing.B) abi.Transport { return pool.Borrow(b, wasm.WithCallTimeout(time.Minute)) }},
-}
+var transports = builds.Transports()
 
 // live4096 fills the 4,096-CPU machine with n live containers: Burstable
 // 100m to 900m, and every 25th a Guaranteed 1 or 2 exclusive CPUs.
@@ -69,11 +54,11 @@ func benchCreate(b *testing.B, lives []int) {
 			{"mixed", guaranteed("bench", 1500)},
 		} {
 			for _, live := range lives {
-				name := tr.name + "/" + bc.name
+				name := tr.Name + "/" + bc.name
 				if len(lives) > 1 {
 					name += fmt.Sprintf("/live=%d", live)
 				}
-				b.Run(name, func(b *testing.B) { benchCreateOne(b, tr.open(b), live, bc.s) })
+				b.Run(name, func(b *testing.B) { benchCreateOne(b, tr.Open(b), live, bc.s) })
 			}
 		}
 	}
@@ -112,30 +97,8 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec) {
 // BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
 // the journal of 2,000 live containers.
 func BenchmarkInit4096(b *testing.B) {
-	for _, tr := range transports {
-		for _, n := range []int{0, 2000} {
-			name := tr.name + "/empty"
-			if n > 0 {
-				name = tr.name + "/restore2000"
-			}
-			b.Run(name, func(b *testing.B) {
-				var restore *abi.RestoreState
-				if n > 0 {
-					restore = live4096(b, transports[0].open(b), n).RestoreState()
-				}
-				client := abi.NewClient(tr.open(b))
-				req := &abi.InitRequest{NodeName: "n1", Topology: policytest.Machine(b, "Sparse4096CPU8Socket"), Restore: restore}
-				times := make(policytest.Latencies, 0, b.N)
-				b.ResetTimer()
-				for range b.N {
-					start := time.Now()
-					if _, err := client.Init(context.Background(), req); err != nil {
-						b.Fatal(err)
-					}
-					times = append(times, time.Since(start))
-				}
-				times.Report(b, "")
-			})
-		}
-	}
+	req := &abi.InitRequest{NodeName: "n1", Topology: policytest.Machine(b, "Sparse4096CPU8Socket")}
+	policytest.BenchInit(b, transports, req, func(b *testing.B, n int) *abi.RestoreState {
+		return live4096(b, transports[0].Open(b), n).RestoreState()
+	}, 2000)
 }

@@ -95,11 +95,8 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
 	s := p.st
 	spec := r.GetClaim()
-	if old, repeat, err := claims.Earlier(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }); err != nil || repeat {
-		if err != nil {
-			return nil, err
-		}
-		return &abi.AllocateResponse{Devices: old.answer()}, nil
+	if resp, err := claims.Repeated(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer); resp != nil || err != nil {
+		return resp, err
 	}
 	if !s.cfg.DRA {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldDRAEnabled, "DRA is not enabled in the configuration")

@@ -16,7 +16,7 @@ import (
 // same state, the same answer to a repeated Allocate, the same decisions.
 func TestDRARestore(t *testing.T) {
 	for _, m := range machines {
-		t.Run(m.name, func(t *testing.T) { draRestoreScenario(t, tryHarness, m.name) })
+		t.Run(m, func(t *testing.T) { draRestoreScenario(t, tryHarness, m) })
 	}
 }
 

@@ -18,11 +18,11 @@ import (
 // included, as nri-plugins counts isolated ∪ sharable − reserved).
 func TestDevices(t *testing.T) {
 	for _, m := range machines {
-		t.Run(m.name, func(t *testing.T) {
-			if !initResponse(t, m.name, draOn).WantsDra || initResponse(t, m.name, "").WantsDra {
+		t.Run(m, func(t *testing.T) {
+			if !initResponse(t, m, draOn).WantsDra || initResponse(t, m, "").WantsDra {
 				t.Errorf("wants_dra does not follow dra.enabled")
 			}
-			h := newHarness(t, m.name, draOn)
+			h := newHarness(t, m, draOn)
 			resp, err := h.Client.Devices(context.Background(), &abi.DevicesRequest{})
 			if err != nil {
 				t.Fatal(err)

@@ -4,16 +4,11 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/policies/topologyaware"
-	"github.com/nriwasm/nriwasm/sdk/go/native"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
-// machines are the fixture machines the tests run on
-// (policytest.MachineNames lists them all).
-var machines = []struct{ name string }{
-	{"Desktop1Socket"}, {"Server2Socket4NodesInterleaved"}, {"Server4Socket144CPU"}, {"PMEM112CPUIsolated"},
-}
+// machines are the fixture machines the tests run on.
+var machines = policytest.VariedMachines
 
 // harness drives one policy instance through a fake runtime
 // (policytest.Runtime) that keeps every container's current cpuset and
@@ -33,15 +28,9 @@ func newHarness(tb testing.TB, machine, config string) *harness {
 
 // opener starts a policy instance on a machine: natively (tryHarness) or
 // natively and in Wasm at once (the identity suite).
-type opener func(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error)
+type opener = policytest.Opener[*harness]
 
-func tryHarness(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	r, err := native.New(topologyaware.New())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return openOn(tb, r, machine, config, restore)
-}
+var tryHarness = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
 	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})

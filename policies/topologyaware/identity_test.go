@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/host/wasm/wasmtest"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
-	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -27,33 +29,30 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// teeOpener opens harnesses whose every call is compared; calls counts them.
-func teeOpener(calls *int) opener {
-	return func(tb testing.TB, machine, config string, restore *abi.RestoreState) (*harness, error) {
-		r, err := native.New(topologyaware.New())
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return openOn(tb, policytest.Tee{TB: tb, Want: r, Got: pool.Borrow(tb), Calls: calls}, machine, config, restore)
-	}
+// builds are the policy's native build and its built-in .wasm (for
+// benchmarks with a call timeout that allows for a loaded machine).
+var builds = policytest.Builds{
+	New:       func() policy.Policy { return topologyaware.New() },
+	Wasm:      func(tb testing.TB) abi.Transport { return pool.Borrow(tb) },
+	BenchWasm: func(tb testing.TB) abi.Transport { return pool.Borrow(tb, wasm.WithCallTimeout(time.Minute)) },
 }
 
+// teeOpener opens harnesses whose every call is compared; calls counts them.
+var teeOpener = policytest.TeeOpener(builds, openOn)
+
 // identityScenarios run natively and through the .wasm, call by call.
-var identityScenarios = []struct {
-	name string
-	run  func(t *testing.T, open opener, machine string)
-}{
-	{"mixed", func(t *testing.T, open opener, machine string) { mixed(t, mustOpen(t, open, machine, "")) }},
-	{"mixed/shared", func(t *testing.T, open opener, machine string) {
+var identityScenarios = []policytest.Scenario[opener]{
+	{Name: "mixed", Run: func(t *testing.T, open opener, machine string) { mixed(t, mustOpen(t, open, machine, "")) }},
+	{Name: "mixed/shared", Run: func(t *testing.T, open opener, machine string) {
 		mixed(t, mustOpen(t, open, machine, "pinMemory: false\npreferSharedCPUs: true\n"))
 	}},
-	{"restore", func(t *testing.T, open opener, machine string) {
+	{Name: "restore", Run: func(t *testing.T, open opener, machine string) {
 		restoreScenario(t, open, machine, "reservedPoolNamespaces: [monitoring]\nreservedResources:\n  cpu: cpuset:4-5\n")
 	}},
-	{"dra", draRestoreScenario},
-	{"update", updateScenario},
-	{"bad config", badConfigScenario},
-	{"exhaustion", func(t *testing.T, open opener, machine string) {
+	{Name: "dra", Run: draRestoreScenario},
+	{Name: "update", Run: updateScenario},
+	{Name: "bad config", Run: badConfigScenario},
+	{Name: "exhaustion", Run: func(t *testing.T, open opener, machine string) {
 		h := mustOpen(t, open, machine, draOn)
 		h.Create(bestEffort("be"))
 		for i := 0; ; i++ {
@@ -94,23 +93,7 @@ func badConfigScenario(t *testing.T, open opener, machine string) {
 // machine natively and through the built-in .wasm, requiring proto.Equal
 // answers at every call.
 func TestNativeAndWasmAgree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads the .wasm")
-	}
-	total := 0
-	for _, m := range machines {
-		for _, sc := range identityScenarios {
-			t.Run(m.name+"/"+sc.name, func(t *testing.T) {
-				calls := 0
-				sc.run(t, teeOpener(&calls), m.name)
-				if calls < 3 {
-					t.Errorf("only %d calls compared", calls)
-				}
-				total += calls
-			})
-		}
-	}
-	t.Logf("%d calls compared", total)
+	policytest.Agree(t, machines, identityScenarios, 3, teeOpener)
 }
 
 // nativeAndWasm runs a feature's scenario natively, then natively and

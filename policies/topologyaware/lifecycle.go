@@ -2,6 +2,7 @@ package topologyaware
 
 import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -26,21 +27,10 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	return &abi.InitResponse{WantsDra: cfg.DRA}, nil
 }
 
-// CreateContainer implements policy.ContainerCreator.
+// CreateContainer implements policy.ContainerCreator: a repeat answers what
+// the first create was given.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
-	spec := r.GetContainer()
-	if spec.GetId() == "" {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
-	}
-	if c := p.st.ctrs[spec.GetId()]; c != nil {
-		// A repeated create answers what the first one was given.
-		return &abi.CreateContainerResponse{Adjustment: c.adjustment()}, nil
-	}
-	c, err := p.st.place(r.GetPod(), spec)
-	if err != nil {
-		return nil, err
-	}
-	return &abi.CreateContainerResponse{Adjustment: c.adjustment(), Updates: p.st.updates(c.id)}, nil
+	return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.place, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
 }
 
 // StopContainer implements policy.ContainerStopper: a stopped container's

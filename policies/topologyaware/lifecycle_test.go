@@ -120,10 +120,10 @@ func TestStopAndUnknown(t *testing.T) {
 // TestDeterminism: the same calls give byte-identical answers and dumps.
 func TestDeterminism(t *testing.T) {
 	for _, m := range machines {
-		t.Run(m.name, func(t *testing.T) {
+		t.Run(m, func(t *testing.T) {
 			var dumps [2]string
 			for i := range dumps {
-				h := newHarness(t, m.name, "reservedPoolNamespaces: [monitoring]")
+				h := newHarness(t, m, "reservedPoolNamespaces: [monitoring]")
 				mixed(t, h)
 				dumps[i] = string(h.dumpRaw())
 			}

@@ -36,10 +36,12 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	}
 	// byAffinity is an order with the pools c has affinity to first, then
 	// those with the memory kinds it asks for.
-	byAffinity := func(next order) order { return s.withMemKinds(kinds, next) }
+	// Topology hints come right after affinity (nri-plugins' compareScores).
+	hints := s.hintsOf(pod, spec)
+	byAffinity := func(next order) order { return s.withHints(hints, s.withMemKinds(kinds, next)) }
 	if byPool, some := s.poolAffinities(affs, c.id); some {
 		scores := s.affinityScores(byPool)
-		byAffinity = func(next order) order { return withAffinity(scores, s.withMemKinds(kinds, next)) }
+		byAffinity = func(next order) order { return withAffinity(scores, s.withHints(hints, s.withMemKinds(kinds, next))) }
 	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
@@ -53,6 +55,8 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	case kindPreserved:
 		c.pinCPU, c.pool = false, s.pools[0]
 	case kindReserved:
+		// The reserved CPUs are not chosen by hints (nri-plugins checks
+		// only whether a strict hint holds them).
 		if s.reservedGranted+req.milli <= s.res.reservedMilli {
 			c.pool = s.reservedPool
 			break
@@ -115,8 +119,48 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	if req.pinMems {
 		c.mems = s.memsFor(c.pool, kinds)
 	}
+	if err := s.verifyStrictHints(pod, spec, c, hints); err != nil {
+		return nil, err
+	}
 	s.add(c)
 	return c, nil
+}
+
+// verifyStrictHints refuses a placement that does not honour every hint of a
+// container annotated strict.topologyhints (nri-plugins:
+// verifyStrictTopologyHints): its shared, reserved and exclusive CPUs and its
+// memory nodes must lie where each hint says. As in nri-plugins, the choice
+// is not retried elsewhere: the best pool failing means none fits.
+func (s *state) verifyStrictHints(pod *abi.PodSandbox, spec *abi.Container, c *container, hints []hint) error {
+	if len(hints) == 0 || c.kind == kindPreserved {
+		return nil
+	}
+	if strict, _ := boolAnnotation(pod, spec, keyStrictTopologyHints); !strict {
+		return nil
+	}
+	var cpus cpuset.Set
+	switch c.kind {
+	case kindShared:
+		cpus = c.pool.sharedSet()
+	case kindMixed:
+		cpus = c.pool.sharedSet().Difference(c.cpus).Union(c.cpus)
+	case kindReserved:
+		cpus = s.res.reserved
+	default:
+		cpus = c.cpus
+	}
+	var mems cpuset.Set
+	if c.mems != "" {
+		mems, _ = cpuset.Parse(c.mems)
+	}
+	for _, h := range hints {
+		if badCPUs, badMems := s.misaligned(h, cpus, mems); !badCPUs.IsEmpty() || !badMems.IsEmpty() {
+			return abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.annotations["+keyStrictTopologyHints+"]",
+				"pool %s fails the strict topology hint of %s (CPUs %s, nodes %s): CPUs %s and memory nodes %s lie outside it",
+				c.pool.name, h.provider, h.cpus, h.numas, badCPUs, badMems)
+		}
+	}
+	return nil
 }
 
 // order compares two pools for a container: negative when a is tried

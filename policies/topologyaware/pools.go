@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/dirty"
 )
 
 // level is a pool's place in the tree.
@@ -52,7 +53,7 @@ type pool struct {
 	stale      bool
 	granted    int64        // shared milli-CPU of the containers in its subtree
 	members    []*container // the containers whose cpuset follows shared, by id
-	changed    bool         // queued in state.changed
+	dirty.Mark              // set while queued in state.changed
 	seen       int          // the state.epoch of the last refresh that visited it
 	colocated  int          // containers placed in this very pool, reserved and unaccounted ones aside
 	postID     int          // post-order index: nri-plugins' pool ids, its last tie-break

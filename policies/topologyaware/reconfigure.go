@@ -64,7 +64,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		}
 	}
 	var updates []*abi.ContainerUpdate
-	st.clearChanged()
+	st.changed.Clear()
 	for _, c := range st.containers() {
 		o := old.ctrs[c.id]
 		c.sent = st.cpusOf(c) // a later grant may have shrunk its pool since add

@@ -35,7 +35,7 @@ func adoptView(h1, h2 *harness) {
 func TestRestore(t *testing.T) {
 	for _, m := range machines {
 		for _, config := range []string{"", "reservedPoolNamespaces: [monitoring]\nreservedResources:\n  cpu: cpuset:4-5\n"} {
-			t.Run(m.name+"/"+config, func(t *testing.T) { restoreScenario(t, tryHarness, m.name, config) })
+			t.Run(m+"/"+config, func(t *testing.T) { restoreScenario(t, tryHarness, m, config) })
 		}
 	}
 }

@@ -58,8 +58,8 @@ func mixed(tb testing.TB, h *harness) {
 func TestScenarioInvariants(t *testing.T) {
 	for _, m := range machines {
 		for _, config := range []string{"", "reservedPoolNamespaces: [monitoring]\nreservedResources:\n  cpu: 2\n", "pinMemory: false\npreferSharedCPUs: true\n"} {
-			t.Run(fmt.Sprintf("%s/%q", m.name, config), func(t *testing.T) {
-				mixed(t, newHarness(t, m.name, config))
+			t.Run(fmt.Sprintf("%s/%q", m, config), func(t *testing.T) {
+				mixed(t, newHarness(t, m, config))
 			})
 		}
 	}
@@ -166,8 +166,8 @@ func equalUpdates(a, b []*abi.ContainerUpdate) bool {
 // fit, and checks the error and that a removal makes room again.
 func TestExhaustion(t *testing.T) {
 	for _, m := range machines {
-		t.Run(m.name, func(t *testing.T) {
-			h := newHarness(t, m.name, "")
+		t.Run(m, func(t *testing.T) {
+			h := newHarness(t, m, "")
 			h.Create(bestEffort("be"))
 			var last string
 			for i := 0; ; i++ {

@@ -69,20 +69,7 @@ func (p *pool) sharedSet() cpuset.Set {
 }
 
 // markChanged queues p for the next updates.
-func (s *state) markChanged(p *pool) {
-	if !p.changed {
-		p.changed = true
-		s.changed = append(s.changed, p)
-	}
-}
-
-// clearChanged forgets the queued pools.
-func (s *state) clearChanged() {
-	for _, p := range s.changed {
-		p.changed = false
-	}
-	s.changed = s.changed[:0]
-}
+func (s *state) markChanged(p *pool) { s.changed.Add(p) }
 
 // text is p's shared CPUs in list form, formatted when first needed.
 func (p *pool) text() string {
@@ -143,7 +130,7 @@ func (s *state) grantedCPUs(c *container) string {
 // container was most of the decision's allocations.
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	moved, pools := s.moved[:0], 0
-	for _, p := range s.changed {
+	for _, p := range s.changed.Items() {
 		n := len(moved)
 		for _, c := range p.members {
 			if c.id == skip {
@@ -158,7 +145,7 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 			pools++
 		}
 	}
-	s.clearChanged()
+	s.changed.Clear()
 	if len(moved) == 0 {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/dirty"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -44,7 +45,7 @@ type state struct {
 	exclusive cpuset.Set // the union of all exclusive grants: containers' and claims'
 	ctrs      map[string]*container
 	// changed: the pools whose shared CPUs changed since updates last looked.
-	changed []*pool
+	changed dirty.List[*pool]
 	moved   []*container // scratch for updates
 	left    []*pool      // scratch for choose
 	free    []int64      // scratch for choose: free shared capacity by pool id

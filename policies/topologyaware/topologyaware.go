@@ -85,19 +85,8 @@ type Policy struct {
 // New returns a policy ready to register.
 func New() *Policy { return &Policy{} }
 
-var (
-	_ policy.Initializer      = (*Policy)(nil)
-	_ policy.Reconfigurer     = (*Policy)(nil)
-	_ policy.Synchronizer     = (*Policy)(nil)
-	_ policy.ContainerCreator = (*Policy)(nil)
-	_ policy.ContainerUpdater = (*Policy)(nil)
-	_ policy.ContainerStopper = (*Policy)(nil)
-	_ policy.ContainerRemover = (*Policy)(nil)
-	_ policy.StateDumper      = (*Policy)(nil)
-	_ policy.DeviceProvider   = (*Policy)(nil)
-	_ policy.Allocator        = (*Policy)(nil)
-	_ policy.Releaser         = (*Policy)(nil)
-)
+// Policy serves every call but the pod-sandbox events.
+var _ policy.ResourcePolicy = (*Policy)(nil)
 
 // Describe implements policy.Policy.
 func (*Policy) Describe() policy.Description {

@@ -73,7 +73,7 @@ func TestUpdateContainer(t *testing.T) {
 // the result into a new instance.
 func TestUpdateScenario(t *testing.T) {
 	for _, m := range machines {
-		t.Run(m.name, func(t *testing.T) { updateScenario(t, tryHarness, m.name) })
+		t.Run(m, func(t *testing.T) { updateScenario(t, tryHarness, m) })
 	}
 }
 
@@ -112,13 +112,13 @@ func TestMixedRestore(t *testing.T) {
 		{"with shared", []spec{guaranteed("m1", 1200), burstable("b", 300), guaranteed("x", 2000), guaranteed("m2", 3700)}},
 	} {
 		for _, m := range machines {
-			t.Run(tc.name+"/"+m.name, func(t *testing.T) {
-				h := newHarness(t, m.name, "")
+			t.Run(tc.name+"/"+m, func(t *testing.T) {
+				h := newHarness(t, m, "")
 				for _, s := range tc.specs {
 					h.Create(s)
 					h.check()
 				}
-				h2, err := tryHarness(t, m.name, "", h.RestoreState())
+				h2, err := tryHarness(t, m, "", h.RestoreState())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -80,11 +80,10 @@ func startFleet(ctx context.Context, cfg *config.Config, log logr.Logger) *fleet
 
 // agent returns the fleet agent of a running manager (fleet.ManagerApplier),
 // which calls applied after a configuration applied.
-func (f *fleetClients) agent(m *resmgr.Manager, policy, digest string, applied func(), log logr.Logger) (*fleet.Agent, error) {
-	running := fleet.Outcome{Policy: policy, PolicyDigest: digest}
+func (f *fleetClients) agent(m *resmgr.Manager, applied func(), log logr.Logger) (*fleet.Agent, error) {
 	return fleet.New(fleet.Options{
-		Client: f.client, Dynamic: f.dynamic, NodeName: f.node, Running: running, Started: f.started, StartErr: f.startErr,
-		Logger: log, Apply: fleet.ManagerApplier(m, running, applied),
+		Client: f.client, Dynamic: f.dynamic, NodeName: f.node, Running: fleet.Running(m), Started: f.started, StartErr: f.startErr,
+		Logger: log, Apply: fleet.ManagerApplier(m, applied),
 	})
 }
 

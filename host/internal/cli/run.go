@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,13 +65,14 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	filePolicy := cfg.Policy
 	fl := startFleet(ctx, cfg, log)
-	name, module, err := loadAgentPolicy(ctx, cfg, log)
+	pol, err := startPolicy(ctx, cfg, log)
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
-		name, module, err = loadAgentPolicy(ctx, cfg, log)
+		pol, err = startPolicy(ctx, cfg, log)
 	}
 	if err != nil {
 		return err
 	}
+	name := pol.name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
 	// agent a surge upgrade replaces holds it until it exits.
@@ -140,13 +142,15 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	newManager := func() (*resmgr.Manager, error) {
 		return resmgr.New(ctx, resmgr.Options{
-			Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
-			Load: resmgr.WasmLoader(name, module, &cfg.Policy, log),
+			Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, pol.name), Logger: log, Metrics: met,
+			Load:     resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log),
+			Identity: pol.identity(cfg.Policy.Name), Resolve: resolver(log),
 		})
 	}
 	m, err := newManager()
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
-		if name, module, err = loadAgentPolicy(ctx, cfg, log); err == nil {
+		if pol, err = startPolicy(ctx, cfg, log); err == nil {
+			name = pol.name
 			m, err = newManager()
 		}
 	}
@@ -164,9 +168,13 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	loc, err := topology.NewLocator(cfg.Sysfs)
+	if err != nil {
+		return err
+	}
 	plugin, err := nri.New(m, nri.Options{
 		SocketPath: cfg.NRI.SocketPath, PluginName: cfg.NRI.PluginName, PluginIndex: string(cfg.NRI.PluginIndex),
-		Logger: log, Metrics: met,
+		Logger: log, Metrics: met, Locator: loc,
 	})
 	if err != nil {
 		return err
@@ -179,7 +187,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 				drv.Republish()
 			}
 		}
-		if fa, err = fl.agent(m, name, fleet.Digest(module), republish, log.WithName("fleet")); err != nil {
+		if fa, err = fl.agent(m, republish, log.WithName("fleet")); err != nil {
 			return err
 		}
 		m.Go("fleet", fa.Run)
@@ -194,6 +202,9 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			return nil
 		}
 	})
+	if iv := time.Duration(cfg.Policy.Swap.CheckInterval); iv > 0 {
+		m.Go("policy-recheck", recheckPolicy(m, iv))
+	}
 	if f.config != "" {
 		m.Go("config", func(ctx context.Context) error {
 			return config.Watch(ctx, f.config, func(c *config.Config, err error) {
@@ -255,7 +266,7 @@ func nodeName() string {
 // agentHandler serves the metrics port: /metrics and the probes, and at
 // /debug/cpus the live CPU map of the node: the containers by the cpusets the
 // agent applied and, when the policy answers Pools, its pools (503 until the
-// resource manager runs; without the pools, named in the title, if the
+// resource manager runs; without the pools, said in the map's note, if the
 // policy's answer is refused).
 func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
 	mux := http.NewServeMux()
@@ -265,19 +276,25 @@ func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, 
 		if m == nil {
 			return nil, errors.New("the resource manager is not running yet")
 		}
-		holdings := cpumap.Containers(m.Journal())
-		// A refused Pools answer leaves the pools off the map, not the map
-		// off the page: the containers' CPUs are the agent's own record.
 		pools, poolsErr := m.Pools(ctx)
-		for _, p := range pools {
-			holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
-		}
-		cm := cpumap.Build(topo, holdings, nil)
-		cm.Title = "CPUs of node " + nodeName()
-		if poolsErr != nil && !errors.Is(poolsErr, resmgr.ErrNoPools) {
-			cm.Title += fmt.Sprintf(" (the policy's pools are not shown: %v)", poolsErr)
-		}
-		return cm, nil
+		return liveMap(topo, m.Journal(), pools, poolsErr), nil
 	}))
 	return mux
+}
+
+// liveMap is /debug/cpus' map: the journal's containers and the policy's
+// pools. A refused Pools answer (poolsErr other than resmgr.ErrNoPools)
+// leaves the pools off the map, not the map off the page: the containers'
+// CPUs are the agent's own record; the map's note says why.
+func liveMap(topo *abi.Topology, journal *abi.RestoreState, pools []resmgr.Pool, poolsErr error) *cpumap.Map {
+	holdings := cpumap.Containers(journal)
+	for _, p := range pools {
+		holdings = append(holdings, cpumap.Holding{Name: p.Name, Kind: cpumap.KindPool, CPUs: cpuset.New(p.CPUs...)})
+	}
+	cm := cpumap.Build(topo, holdings, nil)
+	cm.Title = "CPUs of node " + nodeName()
+	if poolsErr != nil && !errors.Is(poolsErr, resmgr.ErrNoPools) {
+		cm.Note = fmt.Sprintf("the policy's pools are not shown: %v", poolsErr)
+	}
+	return cm
 }

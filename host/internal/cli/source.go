@@ -56,39 +56,54 @@ type policySource struct {
 // Under signature.Enforce a .wasm path is refused (it carries no signature);
 // built-in policies are part of the binary and always allowed.
 func (s policySource) load(ctx context.Context, reference string) (string, []byte, error) {
+	p, err := s.loadPolicy(ctx, reference)
+	return p.name, p.module, err
+}
+
+// loadedPolicy is a policy module a reference named.
+type loadedPolicy struct {
+	name   string
+	module []byte
+	// pinned is an OCI reference pinned to the manifest digest loaded ("" for
+	// a built-in policy or a file).
+	pinned string
+}
+
+// loadPolicy is load with the pinned reference.
+func (s policySource) loadPolicy(ctx context.Context, reference string) (loadedPolicy, error) {
 	if !ref.IsReference(reference) {
 		name, module, err := readPolicy(reference)
 		if err != nil || !strings.HasSuffix(reference, ".wasm") && !strings.ContainsRune(reference, os.PathSeparator) {
-			return name, module, err
+			return loadedPolicy{name: name, module: module}, err
 		}
 		switch s.oci.Mode {
 		case signature.Enforce:
-			return "", nil, fmt.Errorf("policy %s: a .wasm file carries no signature and verification mode is enforce: push it to a registry and sign it (docs/oci.md)", reference)
+			return loadedPolicy{}, fmt.Errorf("policy %s: a .wasm file carries no signature and verification mode is enforce: push it to a registry and sign it (docs/oci.md)", reference)
 		case signature.Warn:
 			s.log.Error(nil, "policy is a .wasm file, which carries no signature; loading it anyway (verification mode warn)", "policy", reference)
 		}
-		return name, module, nil
+		return loadedPolicy{name: name, module: module}, nil
 	}
 	r, err := ref.Parse(reference)
 	if err != nil {
-		return "", nil, err
+		return loadedPolicy{}, err
 	}
 	f, err := oci.NewFetcher(ctx, s.oci)
 	if err != nil {
-		return "", nil, err
+		return loadedPolicy{}, err
 	}
 	m, err := f.Load(ctx, r)
 	if err != nil {
-		return "", nil, err
+		return loadedPolicy{}, err
 	}
 	if s.oneShot {
 		if err := asked(m); err != nil {
-			return "", nil, err
+			return loadedPolicy{}, err
 		}
 	}
 	s.log.Info("policy loaded", "reference", m.Reference.String(), "name", m.Name, "version", m.Version,
 		"signedBy", m.KeyHint, "offline", m.Offline)
-	return m.Name, m.Bytes, nil
+	return loadedPolicy{name: m.Name, module: m.Bytes, pinned: m.Reference.String()}, nil
 }
 
 // asked fails when m is not what the registry answered for its reference

@@ -80,6 +80,29 @@ steps:
 	}
 }
 
+func TestParseMountsAndDevices(t *testing.T) {
+	sc, err := Parse([]byte(`
+steps:
+  - pod:
+      name: p
+      containers:
+        - name: c
+          mounts: [{source: /var/lib/data, destination: /data, options: [rw], hints: [{numas: "2"}]}]
+          devices: [{path: /dev/nvme1n1, type: b, major: 259, minor: 1, readOnly: true, hints: [{provider: /sys/devices/pci0000:40, cpus: 4-7, numas: "1"}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sc.Steps[0].Pod.Containers[0]
+	if len(c.Mounts) != 1 || c.Mounts[0].Source != "/var/lib/data" || c.Mounts[0].Options[0] != "rw" ||
+		c.Mounts[0].Hints[0].Numas != "2" || c.Mounts[0].Hints[0].Provider != "steps[0].pod.containers[0].mounts[0].hints[0]" {
+		t.Errorf("mounts: %v", c.Mounts)
+	}
+	if len(c.Devices) != 1 || c.Devices[0].Major != 259 || !c.Devices[0].ReadOnly || c.Devices[0].Hints[0].Cpus != "4-7" || c.Devices[0].Hints[0].Provider != "/sys/devices/pci0000:40" {
+		t.Errorf("devices: %v", c.Devices)
+	}
+}
+
 func TestParseErrorsNameStepAndField(t *testing.T) {
 	for _, tc := range []struct{ scenario, want string }{
 		{"steps: [{pod: {name: a, qos: x}}]", `steps[0].pod.qos: unknown field (steps[0].pod has annotations, containers`},
@@ -103,6 +126,9 @@ func TestParseErrorsNameStepAndField(t *testing.T) {
 		{"steps: []", `steps: no steps`},
 		{"step: []", `step: unknown field (the top level has description, steps)`},
 		{"", `empty file`},
+		{"steps: [{pod: {name: a, containers: [{name: c, devices: [{path: /dev/x, type: q}]}]}}]", `steps[0].pod.containers[0].devices[0].type: "q": want b, c or p`},
+		{"steps: [{pod: {name: a, containers: [{name: c, mounts: [{destination: /d, hints: [{numas: one}]}]}]}}]", `steps[0].pod.containers[0].mounts[0].hints[0].numas: `},
+		{"steps: [{pod: {name: a, containers: [{name: c, mounts: [{destination: /d, hints: [{}]}]}]}}]", `steps[0].pod.containers[0].mounts[0].hints[0]: names no cpus, numas or sockets`},
 	} {
 		_, err := Parse([]byte(tc.scenario))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "scenario: ") {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"maps"
 )
@@ -160,7 +161,57 @@ func buildContainer(s containerSpec, pod *abi.PodSandbox, path string) (*abi.Con
 		}
 		c.Env = append(c.Env, &abi.KeyValue{Key: e.Name, Value: e.Value})
 	}
+	for i, m := range s.Mounts {
+		at := fmt.Sprintf("%s.mounts[%d]", path, i)
+		if m.Destination == "" {
+			return nil, fmt.Errorf("%s.destination: required", at)
+		}
+		hs, err := buildHints(m.Hints, at+".hints")
+		if err != nil {
+			return nil, err
+		}
+		c.Mounts = append(c.Mounts, &abi.Mount{Source: m.Source, Destination: m.Destination, Type: m.Type, Options: m.Options, Hints: hs})
+	}
+	for i, d := range s.Devices {
+		at := fmt.Sprintf("%s.devices[%d]", path, i)
+		if d.Path == "" {
+			return nil, fmt.Errorf("%s.path: required", at)
+		}
+		if d.Type != "b" && d.Type != "c" && d.Type != "p" {
+			return nil, fmt.Errorf("%s.type: %q: want b, c or p", at, d.Type)
+		}
+		if d.Major < 0 || d.Minor < 0 {
+			return nil, fmt.Errorf("%s: major %d, minor %d: want 0 or more", at, d.Major, d.Minor)
+		}
+		hs, err := buildHints(d.Hints, at+".hints")
+		if err != nil {
+			return nil, err
+		}
+		c.Devices = append(c.Devices, &abi.LinuxDevice{Path: d.Path, Type: d.Type, Major: d.Major, Minor: d.Minor, ReadOnly: d.ReadOnly, Hints: hs})
+	}
 	return c, nil
+}
+
+// buildHints checks topology hints: each names CPUs, NUMA nodes or
+// sockets, in Linux list form.
+func buildHints(hs []hintSpec, path string) ([]*abi.TopologyHint, error) {
+	var out []*abi.TopologyHint
+	for i, h := range hs {
+		for _, f := range []struct{ name, v string }{{"cpus", h.CPUs}, {"numas", h.NUMAs}, {"sockets", h.Sockets}} {
+			if _, err := cpuset.Parse(f.v); err != nil {
+				return nil, fmt.Errorf("%s[%d].%s: %w", path, i, f.name, err)
+			}
+		}
+		if h.CPUs == "" && h.NUMAs == "" && h.Sockets == "" {
+			return nil, fmt.Errorf("%s[%d]: names no cpus, numas or sockets", path, i)
+		}
+		provider := h.Provider
+		if provider == "" {
+			provider = fmt.Sprintf("%s[%d]", path, i)
+		}
+		out = append(out, &abi.TopologyHint{Provider: provider, Cpus: h.CPUs, Numas: h.NUMAs, Sockets: h.Sockets})
+	}
+	return out, nil
 }
 
 // buildResources normalizes requests and limits; like the API server, an

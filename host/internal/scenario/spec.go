@@ -35,6 +35,35 @@ type containerSpec struct {
 	// "namespace/name") whose prepared devices the container gets, as kubelet
 	// adds a claim's CDI devices.
 	Claims []string `json:"claims"`
+	// Mounts and Devices are the container's, each with the topology hints
+	// the host would resolve for it from sysfs.
+	Mounts  []mountSpec  `json:"mounts"`
+	Devices []deviceSpec `json:"devices"`
+}
+
+type mountSpec struct {
+	Source      string     `json:"source"`
+	Destination string     `json:"destination"`
+	Type        string     `json:"type"`
+	Options     []string   `json:"options"`
+	Hints       []hintSpec `json:"hints"`
+}
+
+type deviceSpec struct {
+	Path     string     `json:"path"`
+	Type     string     `json:"type"`
+	Major    int64      `json:"major"`
+	Minor    int64      `json:"minor"`
+	ReadOnly bool       `json:"readOnly"`
+	Hints    []hintSpec `json:"hints"`
+}
+
+// hintSpec is a topology hint: lists in Linux list form.
+type hintSpec struct {
+	Provider string `json:"provider"`
+	CPUs     string `json:"cpus"`
+	NUMAs    string `json:"numas"`
+	Sockets  string `json:"sockets"`
 }
 
 // newContainerSpec is a container step: a container added to a live pod.

@@ -8,7 +8,10 @@
 package topologytest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 
@@ -114,7 +117,58 @@ type Sparse struct {
 
 // Write writes m's sysfs tree under dir, which must exist or be creatable.
 func (m Machine) Write(dir string) error {
-	w := &writer{root: dir, dirs: map[string]bool{}}
+	return m.walk(&writer{root: dir, dirs: map[string]bool{}})
+}
+
+// Digest is a digest of the tree Write writes: every directory, file (with
+// its content) and symlink (with its target), in the order written. It
+// does no I/O.
+func (m Machine) Digest() (string, error) {
+	h := sha256.New()
+	if err := m.walk(&writer{digest: h, dirs: map[string]bool{}}); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// WriteCached writes m's tree once into cache, under its Digest, and
+// returns that directory: a later call for the same tree (this machine, or
+// one that writes the same files) finds it complete and writes nothing.
+// A tree is built in a temporary sibling and renamed into place, so a
+// reader never sees half of one. The largest fixture writes some 200,000
+// files, which take minutes on a busy disk and the same again to remove.
+func (m Machine) WriteCached(cache string) (string, error) {
+	digest, err := m.Digest()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, digest)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", fmt.Errorf("topology cache %s: %w", cache, err)
+	}
+	tmp, err := os.MkdirTemp(cache, ".building-")
+	if err != nil {
+		return "", fmt.Errorf("topology cache %s: %w", cache, err)
+	}
+	if err := m.Write(tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		if _, serr := os.Stat(dir); serr == nil {
+			return dir, nil // another test binary finished the same tree first
+		}
+		return "", fmt.Errorf("topology cache %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// walk writes m's tree through w.
+func (m Machine) walk(w *writer) error {
 	cpus := m.layout()
 	m.writeCPUs(w, cpus)
 	m.writeNodes(w, cpus)
@@ -124,25 +178,39 @@ func (m Machine) Write(dir string) error {
 	return w.err
 }
 
-// writer creates files and symlinks under root, keeping the first error.
+// writer creates files and symlinks under root, keeping the first error;
+// with digest set it hashes what it would create instead, without I/O.
 type writer struct {
-	root string
-	dirs map[string]bool
-	err  error
+	root   string
+	digest hash.Hash
+	dirs   map[string]bool
+	err    error
+}
+
+// record hashes one operation in digest mode and tells whether the
+// operation is to be done on disk.
+func (w *writer) record(op, rel, arg string) bool {
+	if w.digest == nil {
+		return true
+	}
+	fmt.Fprintf(w.digest, "%s %q %q\n", op, rel, arg)
+	return false
 }
 
 func (w *writer) mkdir(rel string) {
 	if w.err != nil || w.dirs[rel] {
 		return
 	}
-	w.err = os.MkdirAll(filepath.Join(w.root, rel), 0o755)
 	w.dirs[rel] = true
+	if w.record("d", rel, "") {
+		w.err = os.MkdirAll(filepath.Join(w.root, rel), 0o755)
+	}
 }
 
 // file writes content plus a newline, as sysfs attributes end.
 func (w *writer) file(rel, content string) {
 	w.mkdir(filepath.Dir(rel))
-	if w.err == nil {
+	if w.err == nil && w.record("f", rel, content) {
 		w.err = os.WriteFile(filepath.Join(w.root, rel), []byte(content+"\n"), 0o644)
 	}
 }
@@ -168,7 +236,9 @@ func (w *writer) link(rel, target string) {
 		w.err = err
 		return
 	}
-	w.err = os.Symlink(to, filepath.Join(w.root, rel))
+	if w.record("l", rel, to) {
+		w.err = os.Symlink(to, filepath.Join(w.root, rel))
+	}
 }
 
 func or1(n int) int {

@@ -56,11 +56,12 @@ func TestPolicytestIsolate(t *testing.T) {
 // the host discovers from each fixture's sysfs tree, and there is one for
 // every fixture. With -update it rewrites them.
 func TestPolicytestMachines(t *testing.T) {
+	cache := treeCache(t)
 	var names []string
 	for name, m := range fixtures {
 		names = append(names, name)
-		dir := t.TempDir()
-		if err := m().Write(dir); err != nil {
+		dir, err := m().WriteCached(cache)
+		if err != nil {
 			t.Fatalf("write %s: %v", name, err)
 		}
 		want, err := topology.Discover(dir)
@@ -102,5 +103,62 @@ func writeMachine(t *testing.T, name string, topo proto.Message) {
 	path := filepath.Join("..", "..", "..", "sdk", "go", "policytest", policytest.MachineFile(name))
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// treeCache is where the fixture trees are kept between runs
+// (Machine.WriteCached): the user's cache directory, or the test's own
+// temporary one where there is none.
+func treeCache(t *testing.T) string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "nriwasm", "topologytest")
+	}
+	return t.TempDir()
+}
+
+// TestWriteCached: the digest tells trees apart and does no I/O; a cached
+// tree discovers as a freshly written one does, and a second call reuses it
+// (a file removed from the cached tree stays removed).
+func TestWriteCached(t *testing.T) {
+	desktop, _ := topologytest.Desktop1Socket().Digest()
+	again, _ := topologytest.Desktop1Socket().Digest()
+	isolated := topologytest.Desktop1Socket()
+	isolated.Isolated = "1"
+	other, _ := isolated.Digest()
+	if desktop == "" || desktop != again || desktop == other {
+		t.Fatalf("digests %q, %q (again), %q (isolated)", desktop, again, other)
+	}
+	cache := t.TempDir()
+	dir, err := topologytest.Desktop1Socket().WriteCached(cache)
+	if err != nil || filepath.Base(dir) != desktop {
+		t.Fatalf("WriteCached = %q, %v; want a directory named %s", dir, err, desktop)
+	}
+	fresh := t.TempDir()
+	if err := topologytest.Desktop1Socket().Write(fresh); err != nil {
+		t.Fatal(err)
+	}
+	got, err := topology.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := topology.Discover(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, want) {
+		t.Error("the cached tree discovers otherwise than a fresh one")
+	}
+	marker := filepath.Join(dir, "devices", "system", "cpu", "online")
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := topologytest.Desktop1Socket().WriteCached(cache); err != nil || again != dir {
+		t.Fatalf("second WriteCached = %q, %v; want %q", again, err, dir)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("the second WriteCached wrote the tree again (%v)", err)
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 1 {
+		t.Errorf("cache holds %d entries, want the one tree", len(entries))
 	}
 }

@@ -5,11 +5,16 @@
 //     NUMA nodes and their distances, caches, memory kinds, devices);
 //   - quantity: CPU quantities ("750m", "1.5") and cpuset amounts
 //     ("cpuset:0-3", "exclude-cpuset:0-3") as nri-plugins writes them;
-//   - claims: which prepared DRA claims a container holds;
+//   - claims: which prepared DRA claims a container holds, and the checks
+//     and answer of a repeated Allocate;
+//   - dirty: the list of pools or balloons changed since the last answer;
+//   - containers: a container's effective annotations (nri-plugins'
+//     scoping) and the answer of a repeated CreateContainer;
 //   - expr: nri-plugins' matchExpressions (keys, operators, groupBy
 //     expansion).
 //
-// The packages import only the ABI (abi/v1, abi/cpuset) and the standard
-// library: a policy built with them stays a plain Wasm reactor. The test
+// The packages import only the ABI (abi/v1, abi/cpuset), the SDK's policy
+// package (its logger and claim helpers) and the standard library: a policy
+// built with them stays a plain Wasm reactor. The test
 // side lives in sdk/go/policytest.
 package kit

@@ -30,12 +30,13 @@ func NewDispatcher(p Policy) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{policy: p, handlers: map[abi.Method]handler{}}
 	d.metadata = &abi.PolicyMetadata{
-		Name:        desc.Name,
-		Version:     desc.Version,
-		Description: desc.Summary,
-		AbiMajor:    abi.ABIMajor,
-		AbiMinor:    abi.ABIMinor,
-		Sdk:         SDKName,
+		Name:         desc.Name,
+		Version:      desc.Version,
+		Description:  desc.Summary,
+		AbiMajor:     abi.ABIMajor,
+		AbiMinor:     abi.ABIMinor,
+		Sdk:          SDKName,
+		ConfigFormat: configFormat,
 	}
 	d.bind(abi.Method_METHOD_INFO, true, serve(d.info, wrapInfo))
 	d.bindInit()

@@ -83,3 +83,26 @@ type StateDumper interface {
 type PoolReporter interface {
 	Pools(*abi.PoolsRequest) (*abi.PoolsResponse, error)
 }
+
+// ResourcePolicy is what a full node resource policy implements: the
+// container lifecycle, DRA claims, pool statistics and state dumps. The
+// pod-sandbox events stay optional (a placement policy rarely needs them).
+// A policy asserts it at compile time, so a handler lost in a refactoring
+// fails the build rather than quietly leaving the call unhandled:
+//
+//	var _ policy.ResourcePolicy = (*Policy)(nil)
+type ResourcePolicy interface {
+	Policy
+	Initializer
+	Reconfigurer
+	Synchronizer
+	ContainerCreator
+	ContainerUpdater
+	ContainerStopper
+	ContainerRemover
+	StateDumper
+	PoolReporter
+	DeviceProvider
+	Allocator
+	Releaser
+}

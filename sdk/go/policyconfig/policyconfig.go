@@ -1,9 +1,18 @@
 // Package policyconfig decodes a policy's configuration strictly: YAML or
-// JSON into a Go struct whose `json` tags name the fields, with every unknown
+// JSON (in a Wasm module JSON only, see below) into a Go struct whose `json` tags name the fields, with every unknown
 // field, wrong type or out-of-range number refused by an INVALID_ARGUMENT
 // *abi.PolicyError whose Field is the path of the offending value
 // ("config.balloonTypes[1].minCPUs"). It builds for wasip1, so a policy
 // decodes its configuration inside the guest.
+//
+// Linking policyconfig declares the policy's configuration format JSON
+// (policy.DeclareConfigFormat, PolicyMetadata.config_format): the host converts
+// a YAML configuration to JSON before Init and Reconfigure, so the wasip1
+// build decodes JSON only and the module carries no YAML parser (1.2 MB of
+// topology-aware's). The native build, which tests and `simulate --native`
+// feed the user's bytes, still reads YAML. Either way the same
+// sigs.k8s.io/yaml conversion runs, on one side or the other, so a
+// configuration decodes to the same values.
 //
 //	type Config struct {
 //		PinCPU  *bool    `json:"pinCPU"`
@@ -50,8 +59,12 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
-	"sigs.k8s.io/yaml"
 )
+
+// A policy that links policyconfig wants its configuration as JSON: the host
+// converts YAML before sending it, so the module's build (json_wasip1.go)
+// carries no YAML parser.
+func init() { policy.DeclareConfigFormat(abi.ConfigFormat_CONFIG_FORMAT_JSON) }
 
 // Root is where Decode starts field paths: a policy's configuration.
 const Root = "config"
@@ -125,15 +138,15 @@ func DecodeWarnings(raw []byte, v any, root string) ([]Warning, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	js, err := yaml.YAMLToJSON(raw)
+	js, err := toJSON(raw)
 	if err != nil {
-		return nil, Errorf(root, "not YAML or JSON: %v", err)
+		return nil, Errorf(root, "%v", err)
 	}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return nil, Errorf(root, "not YAML or JSON: %v", err)
+		return nil, Errorf(root, "not %s: %v", accepted, err)
 	}
 	if doc == nil {
 		return nil, nil

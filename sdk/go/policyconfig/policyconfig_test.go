@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
+	"sigs.k8s.io/yaml"
 )
 
 type level string
@@ -44,34 +46,116 @@ type config struct {
 	hidden int
 }
 
+// decodeCases are refused documents: the field and message each error has.
+var decodeCases = []struct {
+	name, doc, field, msg string
+}{
+	{"unknown top", "pinn: true", "config.pinn", "unknown field (known: items, labels, limit, pin, ratio)"},
+	{"unknown nested", "items: [{name: a}, {nme: b}]", "config.items[1].nme", "unknown field"},
+	{"unsupported", "items: [{colour: red}]", "config.items[0].colour", "not supported: items have no colour here"},
+	{"bool", "pin: maybe", "config.pin", `want true or false, got the string "maybe"`},
+	{"int range", "items: [{count: 200}]", "config.items[0].count", "200 is out of range [-128, 127]"},
+	{"uint negative", "limit: -1", "config.limit", "out of range [0, 65535]"},
+	{"not int", "limit: 1.5", "config.limit", "want a non-negative integer, got the number 1.5"},
+	{"unmarshaler", "items: [{level: mid}]", "config.items[0].level", `want "low" or "high"`},
+	{"list", "items: {name: a}", "config.items", "want a list, got an object"},
+	{"map value", "labels: {a: [1]}", "config.labels.a", "want a string, got a list"},
+	{"top", "[1, 2]", "config", "want an object, got a list"},
+	{"syntax", "a: [1", "config", "not YAML or JSON"},
+}
+
 func TestDecode(t *testing.T) {
-	for _, tc := range []struct {
-		name, doc, field, msg string
-	}{
-		{"unknown top", "pinn: true", "config.pinn", "unknown field (known: items, labels, limit, pin, ratio)"},
-		{"unknown nested", "items: [{name: a}, {nme: b}]", "config.items[1].nme", "unknown field"},
-		{"unsupported", "items: [{colour: red}]", "config.items[0].colour", "not supported: items have no colour here"},
-		{"bool", "pin: maybe", "config.pin", `want true or false, got the string "maybe"`},
-		{"int range", "items: [{count: 200}]", "config.items[0].count", "200 is out of range [-128, 127]"},
-		{"uint negative", "limit: -1", "config.limit", "out of range [0, 65535]"},
-		{"not int", "limit: 1.5", "config.limit", "want a non-negative integer, got the number 1.5"},
-		{"unmarshaler", "items: [{level: mid}]", "config.items[0].level", `want "low" or "high"`},
-		{"list", "items: {name: a}", "config.items", "want a list, got an object"},
-		{"map value", "labels: {a: [1]}", "config.labels.a", "want a string, got a list"},
-		{"top", "[1, 2]", "config", "want an object, got a list"},
-		{"syntax", "a: [1", "config", "not YAML or JSON"},
-	} {
+	for _, tc := range decodeCases {
+		t.Run(tc.name, func(t *testing.T) { checkRefused(t, []byte(tc.doc), tc.field, tc.msg) })
+	}
+}
+
+// TestDecodeHostConverted decodes every refused document as a Wasm module
+// does: converted to JSON by the host (the same sigs.k8s.io/yaml conversion),
+// read as JSON only. Each is refused at the same field with the same message;
+// a document that does not convert never reaches the policy (the host answers
+// it, host/wasm's TestConfigFormat).
+func TestDecodeHostConverted(t *testing.T) {
+	policyconfig.JSONOnly(t)
+	for _, tc := range decodeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			var c config
-			err := policyconfig.Decode([]byte(tc.doc), &c)
-			pe, ok := errors.AsType[*abi.PolicyError](err)
-			if !ok {
-				t.Fatalf("Decode(%q) = %v, want a PolicyError", tc.doc, err)
+			js, err := yaml.YAMLToJSON([]byte(tc.doc))
+			if err != nil {
+				if tc.name != "syntax" {
+					t.Fatalf("the host cannot convert %q: %v", tc.doc, err)
+				}
+				return
 			}
-			if pe.Code != abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT || pe.Field != tc.field || !strings.Contains(pe.Message, tc.msg) {
-				t.Errorf("Decode(%q) = %v (field %q), want field %q and a message with %q", tc.doc, pe, pe.Field, tc.field, tc.msg)
-			}
+			checkRefused(t, js, tc.field, tc.msg)
 		})
+	}
+	var c config
+	if err := policyconfig.Decode([]byte(`{"limit": 7, "items": [{"name": "a", "level": "low"}]}`), &c); err != nil || c.Limit != 7 || c.Items[0].Level != "low" {
+		t.Errorf("Decode(JSON) = %v, %+v", err, c)
+	}
+}
+
+// TestDecodeRefusesYAMLInAModule: YAML that reaches a module came from a
+// host that predates config_format; the error says so.
+func TestDecodeRefusesYAMLInAModule(t *testing.T) {
+	policyconfig.JSONOnly(t)
+	checkRefused(t, []byte("limit: 7\n"), "config", "not JSON: this policy reads its configuration as JSON (PolicyMetadata.config_format)")
+	if _, err := policyconfig.JSON([]byte("limit: 7\n")); err == nil {
+		t.Error("JSON accepted YAML in a module")
+	}
+	testJSONOfBlank(t)
+}
+
+// testJSONOfBlank: a blank configuration (which the host sends as it is) is
+// null to JSON, in a module as outside one.
+func testJSONOfBlank(t *testing.T) {
+	t.Helper()
+	for _, blank := range []string{"", " \n"} {
+		if js, err := policyconfig.JSON([]byte(blank)); err != nil || string(js) != "null" {
+			t.Errorf("JSON(%q) = %s, %v, want null", blank, js, err)
+		}
+	}
+}
+
+func TestJSON(t *testing.T) {
+	js, err := policyconfig.JSON([]byte("limit: 7\nitems: [{name: a}]\n"))
+	if err != nil || string(js) != `{"items":[{"name":"a"}],"limit":7}` {
+		t.Errorf("JSON = %s, %v", js, err)
+	}
+	if _, err := policyconfig.JSON([]byte("a: [1")); err == nil || err.(*abi.PolicyError).Field != "config" {
+		t.Errorf("JSON(bad) = %v, want an error at config", err)
+	}
+	testJSONOfBlank(t)
+}
+
+// TestLinkingDeclaresJSON: a policy that links policyconfig asks the host for
+// JSON.
+func TestLinkingDeclaresJSON(t *testing.T) {
+	d, err := policy.NewDispatcher(named("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Metadata().GetConfigFormat(); got != abi.ConfigFormat_CONFIG_FORMAT_JSON {
+		t.Errorf("config_format = %v, want JSON", got)
+	}
+}
+
+type named string
+
+func (n named) Describe() policy.Description {
+	return policy.Description{Name: string(n), Version: "1.0.0"}
+}
+
+func checkRefused(t *testing.T, doc []byte, field, msg string) {
+	t.Helper()
+	var c config
+	err := policyconfig.Decode(doc, &c)
+	pe, ok := errors.AsType[*abi.PolicyError](err)
+	if !ok {
+		t.Fatalf("Decode(%q) = %v, want a PolicyError", doc, err)
+	}
+	if pe.Code != abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT || pe.Field != field || !strings.Contains(pe.Message, msg) {
+		t.Errorf("Decode(%q) = %v (field %q), want field %q and a message with %q", doc, pe, pe.Field, field, msg)
 	}
 }
 

@@ -41,6 +41,12 @@ func MachineNames() []string {
 	return names
 }
 
+// VariedMachines are four fixture machines that between them have one and
+// several sockets, one and several NUMA nodes per socket, interleaved CPU
+// numbering, 144 CPUs, PMEM nodes and isolated CPUs: the machines a
+// policy's scenario tests run on (the 4,096-CPU one is for benchmarks).
+var VariedMachines = []string{"Desktop1Socket", "Server2Socket4NodesInterleaved", "Server4Socket144CPU", "PMEM112CPUIsolated"}
+
 var (
 	machineMu    sync.Mutex
 	machineCache = map[string]*abi.Topology{}

@@ -1,12 +1,14 @@
 package policytest_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -182,5 +184,41 @@ func TestSpec(t *testing.T) {
 	}
 	if r := base.Request(); r.Pod.Id != "pod-c1" || r.Container.Name != "c" || r.Container.QosClass != abi.QOSClass_QOS_CLASS_BURSTABLE {
 		t.Errorf("defaults %v", r)
+	}
+}
+
+// TestBuilds: Transports are the native build, then the .wasm's stand-in;
+// Agree runs every scenario on every machine through Tee, the calls counted.
+func TestBuilds(t *testing.T) {
+	b := policytest.Builds{
+		New:  func() policy.Policy { return &toy{} },
+		Wasm: func(tb testing.TB) abi.Transport { return toyRunner(tb, &toy{}) },
+	}
+	if trs := b.Transports(); len(trs) != 2 || trs[0].Name != "native" || trs[1].Name != "wasm" {
+		t.Fatalf("Transports = %v", trs)
+	}
+	type opener func(tb testing.TB, machine string) *policytest.Runtime
+	tee := func(calls *int) opener {
+		return func(tb testing.TB, machine string) *policytest.Runtime {
+			rt, err := policytest.Open(tb, b.Tee(tb, calls), &abi.InitRequest{Topology: policytest.Machine(tb, machine)})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return rt
+		}
+	}
+	var ran []string
+	create := func(t *testing.T, open opener, machine string) {
+		ran = append(ran, machine)
+		open(t, machine).Create(policytest.Container("b", 100))
+	}
+	policytest.Agree(t, []string{"Desktop1Socket", "N4C16"}, []policytest.Scenario[opener]{{Name: "create", Run: create}}, 2, tee)
+	if !slices.Equal(ran, []string{"Desktop1Socket", "N4C16"}) {
+		t.Errorf("the scenario ran on %v", ran)
+	}
+	for _, m := range policytest.VariedMachines {
+		if !slices.Contains(policytest.MachineNames(), m) {
+			t.Errorf("VariedMachines names %s, not a fixture machine", m)
+		}
 	}
 }

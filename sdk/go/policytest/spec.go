@@ -23,6 +23,10 @@ type Spec struct {
 	Annotations, Labels map[string]string
 	CDI                 []string
 	Env                 []*abi.KeyValue
+	// Mounts and Devices are the container's, with the hints the host
+	// resolved for them.
+	Mounts  []*abi.Mount
+	Devices []*abi.LinuxDevice
 }
 
 // Container is a Burstable container requesting milli CPU in namespace
@@ -68,6 +72,21 @@ func withEntry(m map[string]string, k, v string) map[string]string {
 // WithCDI sets the CDI devices the runtime reports.
 func (s Spec) WithCDI(devices ...string) Spec { s.CDI = devices; return s }
 
+// WithMount adds a mount of source at destination with the given options and
+// the hints the host resolved for it.
+func (s Spec) WithMount(source, destination string, options []string, hints ...*abi.TopologyHint) Spec {
+	s.Mounts = append(slices.Clone(s.Mounts), &abi.Mount{Source: source, Destination: destination, Type: "bind", Options: options, Hints: hints})
+	return s
+}
+
+// WithDevice adds a block device node at path, writable unless readOnly,
+// and the hints the host resolved for it.
+func (s Spec) WithDevice(path string, readOnly bool, hints ...*abi.TopologyHint) Spec {
+	d := &abi.LinuxDevice{Path: path, Type: "b", Major: 259, Minor: int64(len(s.Devices)), ReadOnly: readOnly, Hints: hints}
+	s.Devices = append(slices.Clone(s.Devices), d)
+	return s
+}
+
 // Request is the CreateContainer request the host would send: the
 // container just created, in its pod.
 func (s Spec) Request() *abi.CreateContainerRequest {
@@ -81,7 +100,8 @@ func (s Spec) Request() *abi.CreateContainerRequest {
 	p := &abi.PodSandbox{Id: pod, Uid: "uid-" + pod, Name: pod, Namespace: s.Namespace, QosClass: s.QOS, Annotations: s.Annotations, Labels: s.Labels}
 	c := &abi.Container{Id: s.ID, PodSandboxId: pod, Name: name, Namespace: s.Namespace, QosClass: s.QOS,
 		State:     abi.ContainerState_CONTAINER_STATE_CREATED,
-		Resources: &abi.Resources{CpuRequestMilli: s.Milli, CpuLimitMilli: s.Limit}, CdiDevices: s.CDI, Env: s.Env}
+		Resources: &abi.Resources{CpuRequestMilli: s.Milli, CpuLimitMilli: s.Limit}, CdiDevices: s.CDI, Env: s.Env,
+		Mounts: s.Mounts, Devices: s.Devices}
 	return &abi.CreateContainerRequest{Pod: p, Container: c}
 }
 

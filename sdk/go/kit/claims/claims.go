@@ -5,7 +5,7 @@
 // (policy.ContainerClaims); only a container without CDI devices (a runtime
 // that does not report them) is matched by an environment variable
 // "<prefix><uid>" (policy.ClaimEnvName) whose value is what the policy
-// wrote for the claim. Earlier does the checks every Allocate starts with.
+// wrote for the claim. Repeated does the checks every Allocate starts with.
 package claims
 
 import (
@@ -16,6 +16,13 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
+
+// EnvName is the environment variable naming a claim as dra-driver-cpu and
+// nri-plugins name theirs (DRA_CPUSET_<uid>): prefix and the claim's uid as
+// it is, '-' included. Kubernetes and the runtimes take '-' in a variable's
+// name (apimachinery's IsEnvVarName); only a shell cannot expand it.
+// policy.ClaimEnvName is the shell-safe form, '-' written as '_'.
+func EnvName(prefix, uid string) string { return prefix + uid }
 
 // Finder looks claims of type C up in a policy's map of prepared claims.
 type Finder[C any] struct {
@@ -71,23 +78,28 @@ func (f Finder[C]) envClaim(prepared map[string]C, key, value string) (string, b
 	return "", false
 }
 
-// Earlier checks an Allocate of claim against the policy's allocations,
-// prepared by uid, spec giving the claim each was allocated for. It refuses
-// an empty uid (INVALID_ARGUMENT on claim.uid) and a repeat with other
-// results than the first (FAILED_PRECONDITION on claim.results); a repeat
-// with the same results returns the earlier allocation and true, so the
-// policy answers what it answered the first time.
-func Earlier[C any](claim *abi.Claim, prepared map[string]C, spec func(C) *abi.Claim) (C, bool, error) {
-	var none C
+// Repeated answers an Allocate of claim that repeats an earlier one, from
+// the policy's allocations, prepared by uid, spec giving the claim each was
+// allocated for and answer the devices the policy answered for it. It
+// refuses an empty uid (INVALID_ARGUMENT on claim.uid) and a repeat with
+// other results than the first (FAILED_PRECONDITION on claim.results); a
+// repeat with the same results gets what the first Allocate got; a claim
+// not allocated yet gets a nil response and a nil error, for the policy to
+// allocate:
+//
+//	if resp, err := claims.Repeated(r.GetClaim(), s.claims, spec, answer); resp != nil || err != nil {
+//		return resp, err
+//	}
+func Repeated[C any](claim *abi.Claim, prepared map[string]C, spec func(C) *abi.Claim, answer func(C) []*abi.PreparedDevice) (*abi.AllocateResponse, error) {
 	if claim.GetUid() == "" {
-		return none, false, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.uid", "empty claim uid")
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "claim.uid", "empty claim uid")
 	}
 	old, ok := prepared[claim.GetUid()]
 	if !ok {
-		return none, false, nil
+		return nil, nil
 	}
 	if !abi.SameResults(spec(old), claim) {
-		return none, false, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results", "claim %s is allocated already, with other results", claim.GetUid())
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results", "claim %s is allocated already, with other results", claim.GetUid())
 	}
-	return old, true, nil
+	return &abi.AllocateResponse{Devices: answer(old)}, nil
 }

@@ -84,22 +84,27 @@ func TestOfByEnvironment(t *testing.T) {
 	}
 }
 
-func TestEarlier(t *testing.T) {
+// TestRepeated: a repeat gets the first answer, a new claim none, an empty
+// uid and other results are refused by field.
+func TestRepeated(t *testing.T) {
 	first := &abi.Claim{Uid: "u", Results: []*abi.DeviceAllocation{{Device: "d0"}}}
 	allocated := map[string]*abi.Claim{"u": first}
 	self := func(c *abi.Claim) *abi.Claim { return c }
-	if old, repeat, err := claims.Earlier(first.CloneVT(), allocated, self); err != nil || !repeat || old != first {
-		t.Errorf("a repeat: %v, %v, %v; want the first allocation", old, repeat, err)
+	answer := func(c *abi.Claim) []*abi.PreparedDevice {
+		return []*abi.PreparedDevice{{Device: c.GetResults()[0].GetDevice()}}
 	}
-	if old, repeat, err := claims.Earlier(&abi.Claim{Uid: "v"}, allocated, self); err != nil || repeat || old != nil {
-		t.Errorf("a new claim: %v, %v, %v; want none", old, repeat, err)
+	if resp, err := claims.Repeated(first.CloneVT(), allocated, self, answer); err != nil || len(resp.GetDevices()) != 1 || resp.GetDevices()[0].GetDevice() != "d0" {
+		t.Errorf("a repeat: %v, %v; want the first answer", resp, err)
+	}
+	if resp, err := claims.Repeated(&abi.Claim{Uid: "v"}, allocated, self, answer); err != nil || resp != nil {
+		t.Errorf("a new claim: %v, %v; want none", resp, err)
 	}
 	var pe *abi.PolicyError
-	if _, _, err := claims.Earlier(&abi.Claim{}, allocated, self); !errors.As(err, &pe) || pe.Field != "claim.uid" {
+	if _, err := claims.Repeated(&abi.Claim{}, allocated, self, answer); !errors.As(err, &pe) || pe.Field != "claim.uid" {
 		t.Errorf("no uid: %v, want a refusal of claim.uid", err)
 	}
 	other := &abi.Claim{Uid: "u", Results: []*abi.DeviceAllocation{{Device: "d1"}}}
-	if _, _, err := claims.Earlier(other, allocated, self); !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION || pe.Field != "claim.results" {
+	if _, err := claims.Repeated(other, allocated, self, answer); !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION || pe.Field != "claim.results" {
 		t.Errorf("other results: %v, want FAILED_PRECONDITION on claim.results", err)
 	}
 }
@@ -108,7 +113,7 @@ func TestEarlier(t *testing.T) {
 // (here the uid as it is, '-' kept), not ClaimEnvName's.
 func TestOfByOwnEnvName(t *testing.T) {
 	f := finder
-	f.EnvName = func(uid string) string { return f.EnvPrefix + uid }
+	f.EnvName = func(uid string) string { return claims.EnvName(f.EnvPrefix, uid) }
 	got, err := f.Of(&abi.Container{Env: env("DRA_CPUS_a-1", "0-1")}, prepared)
 	if err != nil || !slices.Equal(uids(got), []string{"a-1"}) {
 		t.Errorf("Of = %v, %v; want [a-1]", uids(got), err)

@@ -3,7 +3,7 @@
 package main
 
 import (
-	"github.com/nriwasm/nriwasm/host/abicheck/internal/faulty"
+	"github.com/nriwasm/nriwasm/host/abicheck/testdata/faulty"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 

@@ -1,0 +1,127 @@
+// Package containers reads what a policy needs about a container besides
+// its resources: its effective annotations, scoped as nri-plugins scopes
+// them (KEY/container.NAME, then KEY/pod, then KEY), and whether a
+// CreateContainer repeats one the policy has answered already.
+package containers
+
+import (
+	"fmt"
+	"strconv"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// Scope is where an effective annotation was found; a lower Scope is the
+// more specific one.
+type Scope int
+
+// The scopes, most specific first.
+const (
+	// ScopeContainer is KEY/container.NAME: for the container NAME only.
+	ScopeContainer Scope = iota
+	// ScopePod is KEY/pod: for every container of the pod.
+	ScopePod
+	// ScopeBare is KEY itself.
+	ScopeBare
+)
+
+// Annotation is an annotation found for a container.
+type Annotation struct {
+	// Key is the annotation's key as written (KEY/container.NAME, say).
+	Key string
+	// Value is its value.
+	Value string
+	// Scope is the scope Key has.
+	Scope Scope
+}
+
+// Effective finds key for the container called name: at each scope, most
+// specific first, each of sets (a pod's annotations, then the container's
+// own, say) is searched in turn.
+func Effective(key, name string, sets ...map[string]string) (Annotation, bool) {
+	empty := true
+	for _, set := range sets {
+		empty = empty && len(set) == 0
+	}
+	if empty {
+		return Annotation{}, false
+	}
+	for scope, k := range [...]string{ScopeContainer: key + "/container." + name, ScopePod: key + "/pod", ScopeBare: key} {
+		for _, set := range sets {
+			if v, ok := set[k]; ok {
+				return Annotation{Key: k, Value: v, Scope: Scope(scope)}, true
+			}
+		}
+	}
+	return Annotation{}, false
+}
+
+// Bool is the effective annotation key of container c as a boolean, and
+// whether it was set. A value strconv.ParseBool does not accept is logged
+// (policy.Log) and taken as unset, as nri-plugins does.
+func Bool(key string, c *abi.Container, sets ...map[string]string) (value, set bool) {
+	a, ok := Effective(key, c.GetName(), sets...)
+	if !ok {
+		return false, false
+	}
+	b, err := a.Bool()
+	if err != nil {
+		policy.Log.Warnf("container %s: ignoring annotation: %v", c.GetId(), err)
+		return false, false
+	}
+	return b, true
+}
+
+// Bool parses a's value with strconv.ParseBool; the error names the key
+// and the value.
+func (a Annotation) Bool() (bool, error) {
+	b, err := strconv.ParseBool(a.Value)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: not a boolean", a.Key, a.Value)
+	}
+	return b, nil
+}
+
+// Repeated answers a CreateContainer for a container the policy has placed
+// already, placed by id, adjustment giving what each was given at its
+// creation: a repeat gets that adjustment again, without updates. An empty
+// container id is refused (INVALID_ARGUMENT on container.id); a container
+// not placed yet gets a nil response and a nil error, for the policy to
+// place:
+//
+//	if resp, err := containers.Repeated(r, s.ctrs, (*container).adjustment); resp != nil || err != nil {
+//		return resp, err
+//	}
+func Repeated[C any](r *abi.CreateContainerRequest, placed map[string]C, adjustment func(C) *abi.ContainerAdjustment) (*abi.CreateContainerResponse, error) {
+	id := r.GetContainer().GetId()
+	if id == "" {
+		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "container.id", "empty container id")
+	}
+	if c, ok := placed[id]; ok {
+		return &abi.CreateContainerResponse{Adjustment: adjustment(c)}, nil
+	}
+	return nil, nil
+}
+
+// Create is a whole CreateContainer: a repeat answers as Repeated does; a
+// new container is placed (place, whose error is the answer's) and answered
+// with the updates its placement makes for the others and its adjustment,
+// read after the updates (which may still move its own CPUs: a balloon
+// resharing idle CPUs, say).
+//
+//	func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
+//		return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.place, p.st.updatesFor)
+//	}
+func Create[C any](r *abi.CreateContainerRequest, placed map[string]C, adjustment func(C) *abi.ContainerAdjustment,
+	place func(*abi.PodSandbox, *abi.Container) (C, error), updates func(C) []*abi.ContainerUpdate) (*abi.CreateContainerResponse, error) {
+	if resp, err := Repeated(r, placed, adjustment); resp != nil || err != nil {
+		return resp, err
+	}
+	c, err := place(r.GetPod(), r.GetContainer())
+	if err != nil {
+		return nil, err
+	}
+	u := updates(c)
+	return &abi.CreateContainerResponse{Adjustment: adjustment(c), Updates: u}, nil
+}
