@@ -5,8 +5,8 @@
 //
 // The CustomResourceDefinition is charts/nriwasm/crds/policyconfigs.yaml;
 // docs/fleet.md explains the API with examples. The agent reads these objects
-// with the dynamic client and decodes them with FromUnstructured (the host's
-// RATIONALE.md, "Why the dynamic client for PolicyConfig?").
+// with the dynamic client and decodes them with FromUnstructured
+// (host/fleet/RATIONALE.md, "Why the dynamic client for PolicyConfig?").
 package v1alpha1
 
 import (
