@@ -22,6 +22,8 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/claimstatus"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 const driver = "topology-aware.nri.io"
@@ -96,18 +98,6 @@ func run(t *testing.T, w *claimstatus.Writer) (stop func()) {
 	return stop
 }
 
-// eventually polls cond for up to 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func ready(status string) *abi.DeviceStatus {
 	return &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: status, Reason: "Prepared", Message: "cpus 2-3"}}}
 }
@@ -128,7 +118,7 @@ func TestApplyBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the apply", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the apply", func() bool { return w.Pending() == 0 })
 	got := a.all()
 	if len(got) != 1 {
 		t.Fatalf("%d applies, want 1 for the claim's devices", len(got))
@@ -170,7 +160,7 @@ func TestClearAppliesNoDevices(t *testing.T) {
 	w := claimstatus.New(c, driver)
 	run(t, w)
 	w.Clear(ref)
-	eventually(t, "the apply", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the apply", func() bool { return w.Pending() == 0 })
 	got := a.all()
 	if len(got) != 1 {
 		t.Fatalf("%d applies, want 1", len(got))
@@ -195,7 +185,7 @@ func TestConditionKeepsItsTimeWhileStatusStays(t *testing.T) {
 		if err := w.Set(ref, dev(s)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the apply", func() bool { return len(a.all()) == n+1 && w.Pending() == 0 })
+		testkit.Eventually(t, "the apply", func() bool { return len(a.all()) == n+1 && w.Pending() == 0 })
 		return a.all()[n].Claim.Status.Devices[0].Conditions[0].LastTransitionTime.UTC()
 	}
 	t1 := step(ready("False"))
@@ -212,7 +202,7 @@ func TestConditionKeepsItsTimeWhileStatusStays(t *testing.T) {
 		t.Errorf("status changed: time %v, want %v", t3, want)
 	}
 	w.Clear(ref)
-	eventually(t, "the Clear", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the Clear", func() bool { return w.Pending() == 0 })
 	if t4 := step(ready("True")); !t4.After(t3) {
 		t.Errorf("after Clear: time %v, want a new one after %v", t4, t3)
 	}
@@ -241,7 +231,7 @@ func TestRetriesWhileTheAPIServerIsAway(t *testing.T) {
 		t.Fatalf("Pending() = %d before Run, want 1", n)
 	}
 	run(t, w)
-	eventually(t, "the write to land", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the write to land", func() bool { return w.Pending() == 0 })
 	if n := len(a.all()); n != failures+1 {
 		t.Errorf("%d applies, want %d failures and a success", n, failures+1)
 	}
@@ -285,7 +275,7 @@ func TestLatestSetOrClearWins(t *testing.T) {
 		t.Errorf("Pending() = %d, want 1 claim", n)
 	}
 	close(release)
-	eventually(t, "the latest to land", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the latest to land", func() bool { return w.Pending() == 0 })
 	got := a.all()
 	if len(got) != 2 {
 		t.Fatalf("%d applies, want the failed first and the latest", len(got))
@@ -326,12 +316,12 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 			if err := w.Set(ref, []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: ready("True")}}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the refusal", func() bool { return w.Pending() == 0 })
+			testkit.Eventually(t, "the refusal", func() bool { return w.Pending() == 0 })
 			// Another claim written after it, then time for many retries.
 			if err := w.Set(other, []claimstatus.Device{{Pool: "node-1", Device: "cpu-1", Status: ready("True")}}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the other claim", func() bool { return w.Pending() == 0 })
+			testkit.Eventually(t, "the other claim", func() bool { return w.Pending() == 0 })
 			stop() // nothing more can happen: every worker has returned
 			if n := len(a.all()); n != 2 {
 				t.Errorf("%d applies, want 2 (the refused claim once)", n)
@@ -361,7 +351,7 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 			}))
 		stop := run(t, w)
 		w.Clear(ref)
-		eventually(t, "the claim to be dropped", func() bool { return w.Pending() == 0 })
+		testkit.Eventually(t, "the claim to be dropped", func() bool { return w.Pending() == 0 })
 		stop() // nothing more can happen: every worker has returned
 		mu.Lock()
 		defer mu.Unlock()
@@ -381,7 +371,7 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 		if err := w.Set(ref, []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: ready("True")}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the write", func() bool { return w.Pending() == 0 })
+		testkit.Eventually(t, "the write", func() bool { return w.Pending() == 0 })
 		if n := len(a.all()); n != 3 {
 			t.Errorf("%d applies, want 2 refused and 1 written", n)
 		}
@@ -405,7 +395,7 @@ func TestGoneClaimIsDone(t *testing.T) {
 				claimstatus.WithFailureFunc(func(claimstatus.ClaimRef, error, bool) { failures.Add(1) }))
 			stop := run(t, w)
 			w.Clear(ref)
-			eventually(t, "the claim to be done", func() bool { return w.Pending() == 0 })
+			testkit.Eventually(t, "the claim to be done", func() bool { return w.Pending() == 0 })
 			stop() // nothing more can happen: every worker has returned
 			if n := len(a.all()); n != 1 || failures.Load() != 0 {
 				t.Errorf("%d applies and %d failures reported, want 1 and 0", n, failures.Load())
@@ -461,7 +451,7 @@ func TestHammer(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, "every claim written", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "every claim written", func() bool { return w.Pending() == 0 })
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range claims {

@@ -13,8 +13,9 @@
 // Decoding is strict: an unknown field, a duplicate key or a value of the wrong
 // type is an error that names the field by its path (policy.memoryLimit).
 // Relative paths are resolved against the file's directory. See README.md in
-// this directory for every field, and Watch for live changes: only the policy's
-// configuration applies live; anything else needs a restart (Diff).
+// this directory for every field, and Watch for live changes: the policy's
+// configuration applies live, the policy module and its limits by a swap,
+// anything else needs a restart (Diff).
 package config
 
 import (
@@ -27,21 +28,25 @@ import (
 
 // Defaults of the fields.
 const (
-	DefaultMemoryLimit     Quantity      = 256 << 20
-	DefaultCallTimeout     Duration      = Duration(time.Second)
-	DefaultSocketPath                    = "/var/run/nri/nri.sock"
-	DefaultPluginName                    = "nriwasm"
-	DefaultPluginIndex     PluginIndex   = "90"
-	DefaultOnPolicyFailure FailurePolicy = FailOpen
-	DefaultSysfs                         = "/sys"
-	DefaultStateDir                      = "/var/lib/nriwasm"
-	DefaultMetricsAddress                = ":9090"
-	DefaultDRADomain                     = "nri.io"
-	DefaultRegistrarDir                  = "/var/lib/kubelet/plugins_registry"
-	DefaultCDIDir                        = "/var/run/cdi"
-	DefaultRegistryTimeout Duration      = Duration(time.Minute)
-	DefaultVerification    Verification  = VerifyOff
-	DefaultAvailableCPUs                 = AvailableOnline
+	DefaultMemoryLimit       Quantity      = 256 << 20
+	DefaultCallTimeout       Duration      = Duration(time.Second)
+	DefaultSocketPath                      = "/var/run/nri/nri.sock"
+	DefaultPluginName                      = "nriwasm"
+	DefaultPluginIndex       PluginIndex   = "90"
+	DefaultOnPolicyFailure   FailurePolicy = FailOpen
+	DefaultSysfs                           = "/sys"
+	DefaultStateDir                        = "/var/lib/nriwasm"
+	DefaultMetricsAddress                  = ":9090"
+	DefaultDRADomain                       = "nri.io"
+	DefaultRegistrarDir                    = "/var/lib/kubelet/plugins_registry"
+	DefaultCDIDir                          = "/var/run/cdi"
+	DefaultRegistryTimeout   Duration      = Duration(time.Minute)
+	DefaultVerification      Verification  = VerifyOff
+	DefaultAvailableCPUs                   = AvailableOnline
+	DefaultShadowQueueLength               = 1024
+	DefaultShadowKeep                      = 100
+	DefaultShadowMaxFailures               = 3
+	DefaultRecordMaxSize     Quantity      = 64 << 20
 	// KubeletPluginsDir holds each DRA driver's data directory by default.
 	KubeletPluginsDir = "/var/lib/kubelet/plugins"
 )
@@ -71,6 +76,7 @@ type Config struct {
 	DRA      DRA      `json:"dra"`
 	Log      Log      `json:"log"`
 	Registry Registry `json:"registry"`
+	Record   Record   `json:"record"`
 	Fleet    Fleet    `json:"fleet"`
 }
 
@@ -106,12 +112,64 @@ type Policy struct {
 	CallTimeout Duration `json:"callTimeout"`
 	// Where compiled modules are cached. Default "<stateDir>/cache".
 	CacheDir string `json:"cacheDir,omitempty"`
+	// A second policy run beside this one on the same requests, its answers
+	// compared and never applied (docs/rollout.md). Default: none.
+	Shadow *Shadow `json:"shadow,omitempty"`
 	// How a live change of the policy module is checked (docs/rollout.md).
 	Swap Swap `json:"swap"`
 
 	// Data is what the policy receives in Init and Reconfigure: Config, or the
 	// contents of ConfigFile. Filled by Complete (and so by Load).
 	Data []byte `json:"-"`
+}
+
+// Shadow is the shadow policy (host/shadow): it receives every NRI event and
+// claim call after the active policy answered; its answers are checked and
+// compared with the active ones, never applied.
+type Shadow struct {
+	// A built-in policy's name, a .wasm path or an OCI reference, as
+	// policy.name. Required.
+	Name string `json:"name"`
+	// The shadow policy's own configuration, inline, as policy.config.
+	// Default: none. Not with ConfigFile.
+	Config RawConfig `json:"config,omitempty"`
+	// A file holding the shadow policy's configuration. Default: none. Not
+	// with Config.
+	ConfigFile string `json:"configFile,omitempty"`
+	// The cap on the shadow module's linear memory. Default: policy.memoryLimit.
+	MemoryLimit Quantity `json:"memoryLimit"`
+	// The deadline of every call into the shadow. Default: policy.callTimeout.
+	CallTimeout Duration `json:"callTimeout"`
+	// How many requests wait for the shadow before it drops them and is
+	// rebuilt from the active journal. Default 1024.
+	QueueLength int `json:"queueLength"`
+	// How many divergences /debug/shadow keeps, the newest. Default 100.
+	Keep int `json:"keep"`
+	// How many failed shadow calls (trap, deadline, out of memory) within 100
+	// requests drop the shadow. Default 3.
+	MaxFailures int `json:"maxFailures"`
+
+	// Data is what the shadow receives in Init: Config, or the contents of
+	// ConfigFile. Filled by Complete.
+	Data []byte `json:"-"`
+}
+
+// Policy returns the shadow as a policy section: its name, configuration,
+// limits and the running policy's cache directory, for loading it the way the
+// active policy is loaded.
+func (s *Shadow) Policy(active *Policy) *Policy {
+	return &Policy{Name: s.Name, Config: s.Config, ConfigFile: s.ConfigFile, MemoryLimit: s.MemoryLimit,
+		CallTimeout: s.CallTimeout, CacheDir: active.CacheDir, Data: s.Data}
+}
+
+// Record is the agent's record of requests and answers (host/record), the
+// input of `nriwasm simulate --replay`.
+type Record struct {
+	// The most the record's files take together; the oldest file is deleted
+	// past it. 0 keeps no record. Default 64Mi.
+	MaxSize Quantity `json:"maxSize"`
+	// Where the record's files are written. Default "<stateDir>/record".
+	Dir string `json:"dir,omitempty"`
 }
 
 // Swap bounds a live policy swap: a change of policy.name (or of the digest
@@ -220,6 +278,7 @@ func Default() *Config {
 		Metrics:       Metrics{Address: DefaultMetricsAddress},
 		DRA:           DRA{Domain: DefaultDRADomain, RegistrarDir: DefaultRegistrarDir, CDIDir: DefaultCDIDir},
 		Registry:      Registry{Timeout: DefaultRegistryTimeout, Verification: DefaultVerification},
+		Record:        Record{MaxSize: DefaultRecordMaxSize},
 	}
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"github.com/nriwasm/nriwasm/host/internal/strictjson"
 
 	"fmt"
@@ -110,6 +111,33 @@ func (c *Config) Complete(dir string) error {
 	}
 	if c.Policy.CacheDir == "" && c.StateDir != "" {
 		c.Policy.CacheDir = filepath.Join(c.StateDir, "cache")
+	}
+	if c.Record.Dir == "" && c.StateDir != "" {
+		c.Record.Dir = filepath.Join(c.StateDir, "record")
+	}
+	abs(&c.Record.Dir)
+	if sh := c.Policy.Shadow; sh != nil {
+		if (&Policy{Name: sh.Name}).IsPath() {
+			abs(&sh.Name)
+		}
+		abs(&sh.ConfigFile)
+		if sh.MemoryLimit == 0 {
+			sh.MemoryLimit = c.Policy.MemoryLimit
+		}
+		if sh.CallTimeout == 0 {
+			sh.CallTimeout = c.Policy.CallTimeout
+		}
+		sh.QueueLength = cmp.Or(sh.QueueLength, DefaultShadowQueueLength)
+		sh.Keep = cmp.Or(sh.Keep, DefaultShadowKeep)
+		sh.MaxFailures = cmp.Or(sh.MaxFailures, DefaultShadowMaxFailures)
+		sh.Data = sh.Config
+		if sh.ConfigFile != "" {
+			data, err := os.ReadFile(sh.ConfigFile)
+			if err != nil {
+				return fmt.Errorf("policy.shadow.configFile: %w", err)
+			}
+			sh.Data = data
+		}
 	}
 	c.Policy.Data = c.Policy.Config
 	if c.Policy.ConfigFile != "" {

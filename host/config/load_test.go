@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestLoadFull(t *testing.T) {
@@ -25,6 +27,9 @@ func TestLoadFull(t *testing.T) {
 			CacheDir: "/var/cache/nriwasm",
 			Swap:     Swap{MaxMoves: 2, CheckInterval: Duration(time.Hour)},
 			Data:     []byte(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
+			Shadow: &Shadow{Name: "balloons", Config: RawConfig(`{"reservedCPUs":"0"}`), MemoryLimit: 128 << 20,
+				CallTimeout: Duration(500 * time.Millisecond), QueueLength: 64, Keep: 10, MaxFailures: 5,
+				Data: []byte(`{"reservedCPUs":"0"}`)},
 		},
 		NRI:           NRI{SocketPath: "/run/containerd/nri.sock", PluginName: "resource-policy", PluginIndex: "10", OnPolicyFailure: FailClosed},
 		Sysfs:         "/host/sys",
@@ -37,14 +42,15 @@ func TestLoadFull(t *testing.T) {
 		Log: Log{Verbosity: 4},
 		Registry: Registry{PlainHTTP: []string{"localhost:5000"}, CacheDir: "/var/cache/nriwasm-oci",
 			Timeout: Duration(30 * time.Second), Verification: VerifyEnforce, PublicKeys: []string{key}},
-		Fleet: Fleet{Enabled: true},
+		Record: Record{MaxSize: 8 << 20, Dir: "/var/lib/nriwasm-test/history"},
+		Fleet:  Fleet{Enabled: true},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
 	// Every field differs from its default, so the test covers every field.
 	change := Diff(Default(), cfg)
-	require(t, change.PolicyConfig, true)
+	testkit.Equal(t, change.PolicyConfig, true)
 	for _, f := range allFields() {
 		if !liveFields[f] && !slices.Contains(change.Restart, f) && !slices.Contains(change.Swap, f) && !slices.Contains(change.Settings, f) {
 			t.Errorf("testdata/full.yaml leaves %s at its default", f)
@@ -62,12 +68,13 @@ func TestLoadDefaults(t *testing.T) {
 	want.Policy.Name = "topology-aware"
 	want.Policy.CacheDir = DefaultStateDir + "/cache"
 	want.Registry.CacheDir = DefaultStateDir + "/oci"
+	want.Record.Dir = DefaultStateDir + "/record"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
-	require(t, cfg.DRA.Enabled == nil, true)
-	require(t, cfg.DRA.DriverName(cfg.Policy.Name), "topology-aware.nri.io")
-	require(t, cfg.DRA.DataDir("topology-aware.nri.io"), "/var/lib/kubelet/plugins/topology-aware.nri.io")
+	testkit.Equal(t, cfg.DRA.Enabled == nil, true)
+	testkit.Equal(t, cfg.DRA.DriverName(cfg.Policy.Name), "topology-aware.nri.io")
+	testkit.Equal(t, cfg.DRA.DataDir("topology-aware.nri.io"), "/var/lib/kubelet/plugins/topology-aware.nri.io")
 }
 
 func TestPolicyConfigForms(t *testing.T) {
@@ -88,7 +95,7 @@ func TestPolicyConfigForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			require(t, string(cfg.Policy.Data), tt.want)
+			testkit.Equal(t, string(cfg.Policy.Data), tt.want)
 		})
 	}
 }
@@ -119,14 +126,14 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, dir, "c.yaml", tt.yaml)
 			cfg, err := Load(path)
-			requireErr(t, err, append(tt.want, path)...)
-			require(t, cfg == nil, true)
+			testkit.ErrorContains(t, err, append(tt.want, path)...)
+			testkit.Equal(t, cfg == nil, true)
 			t.Log(err)
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
 		_, err := Load(dir + "/absent.yaml")
-		requireErr(t, err, "read config", "absent.yaml")
+		testkit.ErrorContains(t, err, "read config", "absent.yaml")
 	})
 }
 
@@ -135,7 +142,7 @@ func TestPluginIndexNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	require(t, cfg.NRI.PluginIndex, PluginIndex("05"))
+	testkit.Equal(t, cfg.NRI.PluginIndex, PluginIndex("05"))
 }
 
 func TestQuantity(t *testing.T) {
@@ -153,8 +160,8 @@ func TestQuantity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			require(t, q, tt.want)
-			require(t, q.String(), tt.out)
+			testkit.Equal(t, q, tt.want)
+			testkit.Equal(t, q.String(), tt.out)
 		})
 	}
 	for _, bad := range []string{"", "-1Mi", "1.5Gi", "1 Gi", "1GB", "99999999999Ti"} {

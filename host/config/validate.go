@@ -28,6 +28,14 @@ const (
 	wasmPage       Quantity = 64 << 10
 	// MaxRegistryTimeout bounds registry.timeout.
 	MaxRegistryTimeout = 10 * time.Minute
+	// MaxShadowQueueLength, MaxShadowKeep and MaxShadowFailures bound
+	// policy.shadow's queueLength, keep and maxFailures.
+	MaxShadowQueueLength = 65536
+	MaxShadowKeep        = 10000
+	MaxShadowFailures    = 100
+	// MinRecordSize is the smallest record.maxSize but 0: room for a few
+	// files, each starting with a snapshot of the journal.
+	MinRecordSize Quantity = 1 << 20
 	// MaxSwapMoves bounds policy.swap.maxMoves.
 	MaxSwapMoves = 10000
 	// MinSwapCheckInterval and MaxSwapCheckInterval bound a non-zero
@@ -87,19 +95,7 @@ func (c *Config) Validate() error {
 	}
 
 	p := &c.Policy
-	check(p.Name != "", "policy.name", "", "is required: a built-in policy's name or a .wasm path")
-	if p.Name != "" && p.IsOCI() {
-		if r, err := ref.Parse(p.Name); err != nil {
-			check(false, "policy.name", p.Name, "is not a valid OCI reference: %s", strings.TrimPrefix(err.Error(), fmt.Sprintf("%v %q: ", ref.ErrInvalid, p.Name)))
-		} else if r.IsLayout() {
-			check(filepath.IsAbs(r.Layout), "policy.name", p.Name, "must name an absolute layout path")
-		}
-	} else if p.Name != "" && p.IsPath() {
-		absPath("policy.name", p.Name, true)
-	} else if p.Name != "" {
-		check(len(p.Name) <= 63 && dnsLabelRE.MatchString(p.Name), "policy.name", p.Name,
-			"must be a built-in policy's name (a DNS label) or a path ending in .wasm")
-	}
+	validateName("policy.name", p, check, absPath)
 	check(p.Config == nil || p.ConfigFile == "", "policy.configFile", p.ConfigFile, "cannot be set together with policy.config")
 	absPath("policy.configFile", p.ConfigFile, false)
 	check(p.MemoryLimit >= MinMemoryLimit && p.MemoryLimit <= MaxMemoryLimit && p.MemoryLimit%wasmPage == 0,
@@ -107,6 +103,11 @@ func (c *Config) Validate() error {
 	check(time.Duration(p.CallTimeout) >= MinCallTimeout && time.Duration(p.CallTimeout) < MaxCallTimeout, "policy.callTimeout", p.CallTimeout,
 		"must be at least %v (a policy's Init and a garbage collection take milliseconds) and below %v (NRI's timeout per request)", MinCallTimeout, MaxCallTimeout)
 	absPath("policy.cacheDir", p.CacheDir, false)
+	if sh := p.Shadow; sh != nil {
+		validateShadow(sh.Policy(p), sh, check, absPath)
+	}
+	check(c.Record.MaxSize == 0 || c.Record.MaxSize >= MinRecordSize, "record.maxSize", c.Record.MaxSize, "must be 0 (no record) or at least %v", MinRecordSize)
+	absPath("record.dir", c.Record.Dir, false)
 	check(p.Swap.MaxMoves >= 0 && p.Swap.MaxMoves <= MaxSwapMoves, "policy.swap.maxMoves", p.Swap.MaxMoves, "must be between 0 and %d", MaxSwapMoves)
 	if ci := time.Duration(p.Swap.CheckInterval); ci != 0 {
 		check(ci >= MinSwapCheckInterval && ci <= MaxSwapCheckInterval, "policy.swap.checkInterval", p.Swap.CheckInterval,
@@ -143,6 +144,38 @@ func (c *Config) Validate() error {
 	validateRegistry(&c.Registry, check, absPath)
 	check(c.Log.Verbosity >= 0 && c.Log.Verbosity <= MaxVerbosity, "log.verbosity", c.Log.Verbosity, "must be between 0 and %d", MaxVerbosity)
 	return errors.Join(errs...)
+}
+
+// validateName checks a policy's name (field): a built-in name, an absolute
+// .wasm path or an OCI reference.
+func validateName(field string, p *Policy, check func(bool, string, any, string, ...any), absPath func(string, string, bool)) {
+	check(p.Name != "", field, "", "is required: a built-in policy's name or a .wasm path")
+	if p.Name != "" && p.IsOCI() {
+		if r, err := ref.Parse(p.Name); err != nil {
+			check(false, field, p.Name, "is not a valid OCI reference: %s", strings.TrimPrefix(err.Error(), fmt.Sprintf("%v %q: ", ref.ErrInvalid, p.Name)))
+		} else if r.IsLayout() {
+			check(filepath.IsAbs(r.Layout), field, p.Name, "must name an absolute layout path")
+		}
+	} else if p.Name != "" && p.IsPath() {
+		absPath(field, p.Name, true)
+	} else if p.Name != "" {
+		check(len(p.Name) <= 63 && dnsLabelRE.MatchString(p.Name), field, p.Name,
+			"must be a built-in policy's name (a DNS label) or a path ending in .wasm")
+	}
+}
+
+// validateShadow checks policy.shadow (p is it as a policy section).
+func validateShadow(p *Policy, sh *Shadow, check func(bool, string, any, string, ...any), absPath func(string, string, bool)) {
+	validateName("policy.shadow.name", p, check, absPath)
+	check(sh.Config == nil || sh.ConfigFile == "", "policy.shadow.configFile", sh.ConfigFile, "cannot be set together with policy.shadow.config")
+	absPath("policy.shadow.configFile", sh.ConfigFile, false)
+	check(sh.MemoryLimit >= MinMemoryLimit && sh.MemoryLimit <= MaxMemoryLimit && sh.MemoryLimit%wasmPage == 0,
+		"policy.shadow.memoryLimit", sh.MemoryLimit, "must be a multiple of 64Ki between %v and %v", MinMemoryLimit, MaxMemoryLimit)
+	check(time.Duration(sh.CallTimeout) >= MinCallTimeout && time.Duration(sh.CallTimeout) < MaxCallTimeout, "policy.shadow.callTimeout", sh.CallTimeout,
+		"must be at least %v and below %v", MinCallTimeout, MaxCallTimeout)
+	check(sh.QueueLength >= 1 && sh.QueueLength <= MaxShadowQueueLength, "policy.shadow.queueLength", sh.QueueLength, "must be between 1 and %d", MaxShadowQueueLength)
+	check(sh.Keep >= 1 && sh.Keep <= MaxShadowKeep, "policy.shadow.keep", sh.Keep, "must be between 1 and %d", MaxShadowKeep)
+	check(sh.MaxFailures >= 1 && sh.MaxFailures <= MaxShadowFailures, "policy.shadow.maxFailures", sh.MaxFailures, "must be between 1 and %d", MaxShadowFailures)
 }
 
 func validateRegistry(r *Registry, check func(bool, string, any, string, ...any), absPath func(string, string, bool)) {

@@ -21,6 +21,23 @@ func server256() topologytest.Machine {
 // liveContainers is how many containers run while CreateContainer is measured.
 const liveContainers = 1000
 
+// runLive runs liveContainers Burstable containers (100m, 256 MiB), ten to a
+// pod, through the agent rt is connected to.
+func (rt *fakeRuntime) runLive(tb testing.TB) {
+	tb.Helper()
+	for i := range liveContainers / 10 {
+		p := pod(fmt.Sprintf("live%03d", i), "burstable")
+		if err := rt.runPod(p); err != nil {
+			tb.Fatal(err)
+		}
+		for j := range 10 {
+			if _, err := rt.create(p, ctr(p, fmt.Sprintf("c%d", j), 100, 0, 256<<20)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+}
+
 // BenchmarkCreateContainer measures CreateContainer end to end: the runtime's
 // request through NRI's adaptation and ttrpc to the agent, the topology-aware
 // policy in Wasm, validation and the journal, and the adjustment back, with
@@ -33,17 +50,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 	a := startAgent(b, rt, agentOpts{topo: machineTopology(b, "server256", server256())})
 	rt.waitSync()
 	ctx := context.Background()
-	for i := range liveContainers / 10 {
-		p := pod(fmt.Sprintf("live%03d", i), "burstable")
-		if err := rt.runPod(p); err != nil {
-			b.Fatal(err)
-		}
-		for j := range 10 {
-			if _, err := rt.create(p, ctr(p, fmt.Sprintf("c%d", j), 100, 0, 256<<20)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	rt.runLive(b)
 	p := pod("bench", "burstable")
 	if err := rt.runPod(p); err != nil {
 		b.Fatal(err)

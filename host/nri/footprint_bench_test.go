@@ -3,7 +3,6 @@ package nri_test
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -40,17 +39,7 @@ func BenchmarkAgentFootprint(b *testing.B) {
 			rt.waitSync()
 			ready = time.Since(start)
 			debug.FreeOSMemory() // what `nriwasm run` does after the load
-			for i := range liveContainers / 10 {
-				p := pod(fmt.Sprintf("live%03d", i), "burstable")
-				if err := rt.runPod(p); err != nil {
-					b.Fatal(err)
-				}
-				for j := range 10 {
-					if _, err := rt.create(p, ctr(p, fmt.Sprintf("c%d", j), 100, 0, 256<<20)); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
+			rt.runLive(b)
 			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)

@@ -175,18 +175,6 @@ func (r *rig) create(tb testing.TB, id string, milli int64) string {
 	return adj.GetCpusetCpus()
 }
 
-// remove removes a container created by create, and its pod.
-func (r *rig) remove(tb testing.TB, id string) {
-	tb.Helper()
-	req := policytest.Container(id, 0).Request()
-	if _, err := r.m.RemoveContainer(context.Background(), req.Pod, req.Container); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := r.m.RemovePodSandbox(context.Background(), req.Pod); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // waitFor polls the shadow's report until ok accepts it (the shadow works on
 // its own goroutine) or a minute passes.
 func (r *rig) waitFor(tb testing.TB, what string, ok func(shadow.Report) bool) shadow.Report {

@@ -102,16 +102,6 @@ func slicesOf(t testing.TB, c kubernetes.Interface, driverName, nodeName string)
 	return list.Items
 }
 
-// waitFor polls cond every 5 ms (benchmarks time with it) for up to a minute.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
-}
-
 // devicesManager offers a fixed device list and prepares nothing: the
 // publishing path without a policy.
 type devicesManager struct {

@@ -35,6 +35,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCheck(), newPolicy(), newRun(), newSimulate(), newStatus())
+	root.AddCommand(newCheck(), newPolicy(), newRun(), newSimulate(), newStatus(), newShadow())
 	return root
 }

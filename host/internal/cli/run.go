@@ -23,6 +23,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/nri"
 	"github.com/nriwasm/nriwasm/host/resmgr"
+	"github.com/nriwasm/nriwasm/host/shadow"
 	"github.com/nriwasm/nriwasm/host/topology"
 )
 
@@ -38,7 +39,9 @@ discovers the node's topology from sysfs, loads the policy (a built-in name or a
 checkpoint from the state directory, connects to the runtime's NRI socket
 (reconnecting whenever the runtime restarts) and serves /metrics, /healthz and
 /readyz, until SIGINT or SIGTERM. A changed configuration file is applied live
-when only the policy's configuration changed. Flags override the file's
+when only the policy's configuration changed, and a changed policy.name,
+policy.memoryLimit or policy.callTimeout swaps the policy live if its restore
+moves no running container (docs/rollout.md). Flags override the file's
 fields. docs/agent.md describes the agent, host/config/README.md every field.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd.Context(), cmd.ErrOrStderr(), f) },
@@ -89,6 +92,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	// Synchronize). Readiness does not depend on the metrics address.
 	var standby atomic.Bool
 	var mgr atomic.Pointer[resmgr.Manager]
+	var shadowed atomic.Pointer[shadow.Shadow]
 	ready := func() error {
 		if standby.Load() {
 			return nil
@@ -113,7 +117,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 						return
 					}
 				}
-				srvErr <- metrics.Serve(srvCtx, l, agentHandler(met, ready, topo, &mgr))
+				srvErr <- metrics.Serve(srvCtx, l, agentHandler(met, ready, topo, &mgr, &shadowed))
 			}()
 		})
 	}
@@ -164,6 +168,14 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	// "Footprint": 228 → 109 MiB after a cold start, 126 → 106 MiB warm).
 	debug.FreeOSMemory()
 	mgr.Store(m)
+	if s, err := startShadow(cfg, topo, available, draDriverName(cfg, name), m, log, met); err != nil {
+		return err
+	} else if s != nil {
+		shadowed.Store(s)
+	}
+	if err := startRecord(cfg, name, topo, draDriverName(cfg, name), m, log); err != nil {
+		return err
+	}
 	drv, err := startDRA(cfg, name, m, log)
 	if err != nil {
 		return err
@@ -267,10 +279,12 @@ func nodeName() string {
 // /debug/cpus the live CPU map of the node: the containers by the cpusets the
 // agent applied and, when the policy answers Pools, its pools (503 until the
 // resource manager runs; without the pools, said in the map's note, if the
-// policy's answer is refused).
-func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager]) http.Handler {
+// policy's answer is refused), and at /debug/shadow the shadow policy's
+// report.
+func agentHandler(met *metrics.Metrics, ready func() error, topo *abi.Topology, mgr *atomic.Pointer[resmgr.Manager], sh *atomic.Pointer[shadow.Shadow]) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", metrics.Handler(met, ready))
+	mux.Handle("/debug/shadow", shadowHandler(sh))
 	mux.Handle("/debug/cpus", cpumap.Handler(func(ctx context.Context) (*cpumap.Map, error) {
 		m := mgr.Load()
 		if m == nil {

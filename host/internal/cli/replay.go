@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/record"
+	"github.com/nriwasm/nriwasm/host/wasm"
+)
+
+// errDiffers is the error of a replay that found differences: the command
+// exits non-zero (a CI gate) after printing them.
+var errDiffers = errors.New("the policy answers the record differently")
+
+// runReplay replays the record at f.replay against --policy (with --config,
+// or the recorded configuration) and prints what differs.
+func runReplay(cmd *cobra.Command, f simulateFlags) error {
+	ctx := cmd.Context()
+	files, err := record.Read(f.replay)
+	if err != nil {
+		return err
+	}
+	var config []byte
+	if f.config != "" {
+		if config, err = os.ReadFile(f.config); err != nil {
+			return fmt.Errorf("read policy config: %w", err)
+		}
+	}
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	logger := logr.FromSlogHandler(handler)
+	name, module, err := f.load(ctx, logger)
+	if err != nil {
+		return err
+	}
+	start := func(ctx context.Context, h *record.Header) (abi.Transport, func(), error) {
+		cfg := config
+		if f.config == "" {
+			cfg = h.Config
+		}
+		initialize := func(ctx context.Context, t abi.Transport) error {
+			_, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{
+				Config: cfg, NodeName: h.NodeName, Topology: h.Topology, Restore: h.Restore, DriverName: h.DriverName,
+			})
+			return err
+		}
+		p, err := wasm.Load(ctx, name, module, f.wasmOptions(wasm.WithRestore(initialize), wasm.WithLogger(logger))...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, func() { p.Close(ctx) }, nil
+	}
+	res, err := record.Replay(ctx, files, start)
+	if err != nil {
+		return err
+	}
+	if err := printReplay(cmd.OutOrStdout(), f.output, name, res); err != nil {
+		return err
+	}
+	if len(res.Differences) > 0 {
+		return fmt.Errorf("%w: %d of %d requests", errDiffers, len(res.Differences), res.Replayed)
+	}
+	return nil
+}
+
+// printReplay writes a replay's result as text (or JSON with --output json).
+func printReplay(w io.Writer, output, policy string, res *record.Result) error {
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(w, "replayed %d requests against %s (%d start(s) from a snapshot): %d differ\n", res.Replayed, policy, res.Starts, len(res.Differences))
+	for _, d := range res.Differences {
+		fmt.Fprintf(w, "#%d %s %s\n", d.Seq, d.Method, d.Subject)
+		for _, diff := range d.Differences {
+			fmt.Fprintf(w, "    %s (recorded → replayed)\n", diff)
+		}
+	}
+	return nil
+}

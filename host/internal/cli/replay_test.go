@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/record"
+	"github.com/nriwasm/nriwasm/host/resmgr"
+	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
+)
+
+// nativeLoad loads a built-in policy's Go build as the manager's policy.
+type nativeLoad struct {
+	t abi.Transport
+}
+
+func (n *nativeLoad) Call(ctx context.Context, m abi.Method, req abi.Message) (*abi.Response, error) {
+	return n.t.Call(ctx, m, req)
+}
+func (n *nativeLoad) Rebuilds() uint64            { return 0 }
+func (n *nativeLoad) Discard(context.Context)     {}
+func (n *nativeLoad) Close(context.Context) error { return nil }
+
+// TestSimulateReplay: `simulate --replay` replays an agent's record against
+// the policy's .wasm: with the recorded configuration nothing differs (exit
+// 0); with two CPUs reserved instead of one, the container without a CPU
+// request is reported on other CPUs and the command fails.
+func TestSimulateReplay(t *testing.T) {
+	ctx := context.Background()
+	topo := policytest.Machine(t, "N4C16")
+	cfg := config.Default()
+	cfg.Policy.Name, cfg.Policy.Data, cfg.StateDir = "topology-aware", []byte(`{"reservedResources":{"cpu":"1"}}`), t.TempDir()
+	cfg.Record.Dir = filepath.Join(t.TempDir(), "record")
+	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topo, NodeName: "node-1",
+		Load: func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
+			r, err := nativePolicy("topology-aware")
+			if err != nil {
+				return nil, err
+			}
+			return &nativeLoad{t: r}, restore(ctx, r)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := startRecord(cfg, "topology-aware", topo, "", m, logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, milli := range []int64{500, 2000, 0} {
+		req := policytest.Container([]string{"c0", "c1", "c2"}[i], milli).Request()
+		if _, err := m.RunPodSandbox(ctx, req.Pod); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := m.CreateContainer(ctx, req.Pod, req.Container); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if files, err := record.Files(cfg.Record.Dir); err != nil || len(files) != 1 {
+		t.Fatalf("record files %v (%v), want one", files, err)
+	}
+
+	out, errOut, code := run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware")
+	if code != 0 || !strings.Contains(out, "replayed 7 requests against topology-aware (1 start(s) from a snapshot): 0 differ") {
+		t.Fatalf("replay against the recorded configuration: exit %d\n%s%s", code, out, errOut)
+	}
+	two := filepath.Join(t.TempDir(), "two.yaml")
+	if err := os.WriteFile(two, []byte("reservedResources:\n  cpu: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware", "--config", two)
+	if code == 0 || !strings.Contains(out, "#7 CreateContainer default/pod-c2/c\n    cpus: 1-7 → 2-7 (recorded → replayed)") ||
+		!strings.Contains(errOut, "1 of 7 requests") {
+		t.Fatalf("replay against two reserved CPUs: exit %d\n%s%s", code, out, errOut)
+	}
+}
