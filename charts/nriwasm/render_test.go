@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/fleet/v1alpha1"
 )
 
 const (
@@ -66,8 +67,14 @@ type rendered struct {
 	policyBinding  *admissionv1.ValidatingAdmissionPolicyBinding
 	deviceClasses  []*resourcev1.DeviceClass
 	serviceMonitor *serviceMonitor
-	config         *config.Config
-	configYAML     string
+	// fleet mode's objects (fleet.enabled)
+	fleetRole          *rbacv1.ClusterRole
+	fleetBinding       *rbacv1.ClusterRoleBinding
+	fleetPolicy        *admissionv1.ValidatingAdmissionPolicy
+	fleetPolicyBinding *admissionv1.ValidatingAdmissionPolicyBinding
+	policyConfig       *v1alpha1.PolicyConfig
+	config             *config.Config
+	configYAML         string
 }
 
 func loadChart(t testing.TB) *chart.Chart {
@@ -124,6 +131,45 @@ func (r *rendered) add(doc string) error {
 	if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
 		return err
 	}
+	var head struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+		return err
+	}
+	fleet := strings.HasSuffix(head.Metadata.Name, "-fleet") || strings.HasSuffix(head.Metadata.Name, "-own-node-status")
+	var obj any
+	switch kind := meta.APIVersion + " " + meta.Kind; {
+	case fleet && kind == "rbac.authorization.k8s.io/v1 ClusterRole":
+		r.fleetRole = &rbacv1.ClusterRole{}
+		obj = r.fleetRole
+	case fleet && kind == "rbac.authorization.k8s.io/v1 ClusterRoleBinding":
+		r.fleetBinding = &rbacv1.ClusterRoleBinding{}
+		obj = r.fleetBinding
+	case fleet && kind == "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy":
+		r.fleetPolicy = &admissionv1.ValidatingAdmissionPolicy{}
+		obj = r.fleetPolicy
+	case fleet && kind == "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding":
+		r.fleetPolicyBinding = &admissionv1.ValidatingAdmissionPolicyBinding{}
+		obj = r.fleetPolicyBinding
+	case kind == "nriwasm.io/v1alpha1 PolicyConfig":
+		r.policyConfig = &v1alpha1.PolicyConfig{}
+		obj = r.policyConfig
+	default:
+		obj = r.addCore(meta)
+	}
+	if obj == nil {
+		return fmt.Errorf("unexpected object %s %s", meta.APIVersion, meta.Kind)
+	}
+	if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+		return fmt.Errorf("decoding %s strictly: %w", meta.Kind, err)
+	}
+	return nil
+}
+
+// addCore returns where a document of the chart's other kinds decodes to,
+// nil for a kind the chart should not render.
+func (r *rendered) addCore(meta metav1.TypeMeta) any {
 	var obj any
 	switch meta.APIVersion + " " + meta.Kind {
 	case "apps/v1 DaemonSet":
@@ -157,13 +203,8 @@ func (r *rendered) add(doc string) error {
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		r.serviceMonitor = &serviceMonitor{}
 		obj = r.serviceMonitor
-	default:
-		return fmt.Errorf("unexpected object %s %s", meta.APIVersion, meta.Kind)
 	}
-	if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
-		return fmt.Errorf("decoding %s strictly: %w", meta.Kind, err)
-	}
-	return nil
+	return obj
 }
 
 // loadConfig writes the ConfigMap's files as the pod sees them and loads

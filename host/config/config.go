@@ -77,6 +77,18 @@ type Config struct {
 	Log      Log      `json:"log"`
 	Registry Registry `json:"registry"`
 	Record   Record   `json:"record"`
+	Fleet    Fleet    `json:"fleet"`
+}
+
+// Fleet takes the policy and its configuration from the cluster's
+// PolicyConfig objects (nriwasm.io, docs/fleet.md) instead of this file.
+type Fleet struct {
+	// Run the policy and configuration of the PolicyConfig that selects this
+	// node (its group object, else the one named default), follow its changes
+	// and report in its status. Without cluster access (dra.kubeconfig, the
+	// service account or $KUBECONFIG), without the CRD or without an object
+	// for the node, the file's policy runs (logged once). Default false.
+	Enabled bool `json:"enabled"`
 }
 
 // Policy selects the policy module and how it runs.

@@ -43,6 +43,7 @@ func TestLoadFull(t *testing.T) {
 		Registry: Registry{PlainHTTP: []string{"localhost:5000"}, CacheDir: "/var/cache/nriwasm-oci",
 			Timeout: Duration(30 * time.Second), Verification: VerifyEnforce, PublicKeys: []string{key}},
 		Record: Record{MaxSize: 8 << 20, Dir: "/var/lib/nriwasm-test/history"},
+		Fleet:  Fleet{Enabled: true},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)

@@ -101,6 +101,7 @@ policy's configuration says otherwise or is a string. */}}
 {{- $_ := set $dra "cdiDir" $v.dra.cdiDir }}
 {{- end }}
 {{- $_ := set $cfg "dra" $dra }}
+{{- if $v.fleet.enabled }}{{ $_ := set $cfg "fleet" (dict "enabled" true) }}{{ end }}
 {{- if include "nriwasm.isOCI" . }}
 {{- $reg := dict "verification" $v.registry.verification }}
 {{- if $v.registry.publicKeys }}

@@ -19,6 +19,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/cpumap"
+	"github.com/nriwasm/nriwasm/host/fleet"
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/nri"
 	"github.com/nriwasm/nriwasm/host/resmgr"
@@ -65,7 +66,12 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	filePolicy := cfg.Policy
+	fl := startFleet(ctx, cfg, log)
 	pol, err := startPolicy(ctx, cfg, log)
+	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
+		pol, err = startPolicy(ctx, cfg, log)
+	}
 	if err != nil {
 		return err
 	}
@@ -138,11 +144,20 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if !held {
 		return nil // signalled while standing by
 	}
-	m, err := resmgr.New(ctx, resmgr.Options{
-		Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, name), Logger: log, Metrics: met,
-		Load:     resmgr.WasmLoader(name, pol.module, &cfg.Policy, log),
-		Identity: pol.identity(cfg.Policy.Name), Resolve: resolver(log),
-	})
+	newManager := func() (*resmgr.Manager, error) {
+		return resmgr.New(ctx, resmgr.Options{
+			Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, pol.name), Logger: log, Metrics: met,
+			Load:     resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log),
+			Identity: pol.identity(cfg.Policy.Name), Resolve: resolver(log),
+		})
+	}
+	m, err := newManager()
+	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
+		if pol, err = startPolicy(ctx, cfg, log); err == nil {
+			name = pol.name
+			m, err = newManager()
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -177,6 +192,18 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return err
 	}
 	m.SetUpdateSink(plugin.Send)
+	var fa *fleet.Agent
+	if fl != nil {
+		republish := func() {
+			if drv != nil {
+				drv.Republish()
+			}
+		}
+		if fa, err = fl.agent(m, republish, log.WithName("fleet")); err != nil {
+			return err
+		}
+		m.Go("fleet", fa.Run)
+	}
 	serve()
 	m.Go("nri", plugin.Run)
 	m.Go("metrics", func(ctx context.Context) error {
@@ -195,6 +222,9 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			return config.Watch(ctx, f.config, func(c *config.Config, err error) {
 				if err == nil {
 					err = f.override(c)
+				}
+				if err == nil && fa != nil {
+					fa.Overlay(c)
 				}
 				if m.ApplyConfig(ctx, c, err) == nil && drv != nil { // a refusal is logged and counted there
 					drv.Republish()
