@@ -95,7 +95,7 @@ func TestSetRefusesBadInput(t *testing.T) {
 		{"device twice", ref, []claimstatus.Device{{Pool: "p", Device: "d", Status: ok()}, {Pool: "p", Device: "d", Status: ok()}}, []string{"devices[1]", "as devices[0]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := claimstatus.New(fake.NewClientset(), driver)
+			w := newWriter(t, fake.NewClientset(), driver)
 			err := w.Set(tc.claim, tc.devices)
 			if err == nil {
 				t.Fatal("Set accepted it")
@@ -113,7 +113,7 @@ func TestSetRefusesBadInput(t *testing.T) {
 }
 
 func TestSetRefusesBadDriverName(t *testing.T) {
-	w := claimstatus.New(fake.NewClientset(), "Not_A_Driver")
+	w := newWriter(t, fake.NewClientset(), "Not_A_Driver")
 	err := w.Set(ref, []claimstatus.Device{{Pool: "p", Device: "d", Status: &abi.DeviceStatus{}}})
 	if err == nil || !strings.Contains(err.Error(), "driver") {
 		t.Fatalf("Set with driver Not_A_Driver: %v, want an error naming the driver", err)
@@ -121,7 +121,7 @@ func TestSetRefusesBadDriverName(t *testing.T) {
 }
 
 func TestSetAcceptsTheLimits(t *testing.T) {
-	w := claimstatus.New(fake.NewClientset(), driver)
+	w := newWriter(t, fake.NewClientset(), driver)
 	err := w.Set(ref, []claimstatus.Device{{
 		Pool: "node-1/part.a", Device: "nic-0", ShareID: "0b7c1a4e-2f3d-4c5b-8a9e-1f2e3d4c5b6a",
 		Status: &abi.DeviceStatus{

@@ -19,7 +19,7 @@
 // longer exists (NotFound, or a different UID) is done. RATIONALE.md says
 // why.
 //
-//	w := claimstatus.New(client, "topology-aware.nri.io", claimstatus.WithLogger(log))
+//	w, err := claimstatus.New(client, "topology-aware.nri.io", claimstatus.WithLogger(log))
 //	go w.Run(ctx)
 //	err := w.Set(claimstatus.ClaimRef{Namespace: ns, Name: name, UID: uid}, devices)
 //	...
@@ -83,12 +83,14 @@ type request struct {
 	devices []*resourceapply.AllocatedDeviceStatusApplyConfiguration
 }
 
-// New returns a Writer that writes driverName's entries through client. Call
-// Run to start writing.
-func New(client kubernetes.Interface, driverName string, opts ...Option) *Writer {
+// New returns a Writer that writes driverName's entries through client, or
+// the first option's error. Call Run to start writing.
+func New(client kubernetes.Interface, driverName string, opts ...Option) (*Writer, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
-		opt(&o)
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](o.baseDelay, o.maxDelay)
 	return &Writer{
@@ -101,7 +103,7 @@ func New(client kubernetes.Interface, driverName string, opts ...Option) *Writer
 		}),
 		pending:    map[types.UID]*request{},
 		conditions: map[types.UID]map[deviceKey][]metav1.Condition{},
-	}
+	}, nil
 }
 
 // Set checks and canonicalizes devices and queues one apply of claim's

@@ -1,6 +1,8 @@
 package claimstatus
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,8 +29,9 @@ const (
 	DefaultForbiddenRetries = 8
 )
 
-// Option configures New.
-type Option func(*options)
+// Option configures New; a bad value is New's error, naming the option (the
+// host's one options style: host/RATIONALE.md).
+type Option func(*options) error
 
 // FailureFunc is told about every failed apply: retry says whether the
 // claim's write will be tried again (the API server was away or busy) or
@@ -61,59 +64,73 @@ func defaultOptions() options {
 
 // WithLogger sets the logger; default: discard. Failed applies are logged
 // as errors, retries at V(1).
-func WithLogger(l logr.Logger) Option { return func(o *options) { o.logger = l } }
+func WithLogger(l logr.Logger) Option { return func(o *options) error { o.logger = l; return nil } }
 
 // WithBackoff sets the retry delays: base after the first failure of a
 // claim, doubling up to max. Defaults DefaultBaseDelay and DefaultMaxDelay.
-// Non-positive values keep the defaults.
+// Both must be positive, and max at least base.
 func WithBackoff(base, max time.Duration) Option {
-	return func(o *options) {
-		if base > 0 {
-			o.baseDelay = base
+	return func(o *options) error {
+		if base <= 0 || max < base {
+			return fmt.Errorf("claimstatus: backoff %v to %v: base must be positive and max at least base", base, max)
 		}
-		if max > 0 {
-			o.maxDelay = max
-		}
+		o.baseDelay, o.maxDelay = base, max
+		return nil
 	}
 }
 
 // WithWorkers sets how many claims are written concurrently (one claim is
-// never written by two workers at once); default DefaultWorkers. Values
-// below 1 keep the default.
+// never written by two workers at once); default DefaultWorkers. At least
+// 1.
 func WithWorkers(n int) Option {
-	return func(o *options) {
-		if n > 0 {
-			o.workers = n
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("claimstatus: workers %d: must be at least 1", n)
 		}
+		o.workers = n
+		return nil
 	}
 }
 
 // WithRequestTimeout bounds each apply; default DefaultRequestTimeout.
-// Non-positive values keep the default.
+// It must be positive.
 func WithRequestTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d > 0 {
-			o.requestTimeout = d
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("claimstatus: request timeout %v: must be positive", d)
 		}
+		o.requestTimeout = d
+		return nil
 	}
 }
 
 // WithClock sets the clock for condition times and retry delays (tests);
 // default the real clock.
-func WithClock(c clock.WithTicker) Option { return func(o *options) { o.clock = c } }
+func WithClock(c clock.WithTicker) Option {
+	return func(o *options) error {
+		if c == nil {
+			return errors.New("claimstatus: clock: nil")
+		}
+		o.clock = c
+		return nil
+	}
+}
 
 // WithFailureFunc sets a function told about every failed apply (metrics,
 // tests); default none.
-func WithFailureFunc(f FailureFunc) Option { return func(o *options) { o.onFailure = f } }
+func WithFailureFunc(f FailureFunc) Option {
+	return func(o *options) error { o.onFailure = f; return nil }
+}
 
 // WithForbiddenRetries sets how often an apply refused with 403 Forbidden is
 // retried before it is dropped and reported as final; default
-// DefaultForbiddenRetries. 0 drops it at once; negative values keep the
-// default.
+// DefaultForbiddenRetries. 0 drops it at once; it must not be negative.
 func WithForbiddenRetries(n int) Option {
-	return func(o *options) {
-		if n >= 0 {
-			o.forbiddenRetries = n
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("claimstatus: forbidden retries %d: must not be negative", n)
 		}
+		o.forbiddenRetries = n
+		return nil
 	}
 }

@@ -16,12 +16,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/claimstatus"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 const driver = "topology-aware.nri.io"
@@ -96,16 +99,14 @@ func run(t *testing.T, w *claimstatus.Writer) (stop func()) {
 	return stop
 }
 
-// eventually polls cond for up to 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
+// newWriter is claimstatus.New for tests: an option's error fails t.
+func newWriter(t testing.TB, client kubernetes.Interface, driver string, opts ...claimstatus.Option) *claimstatus.Writer {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	w, err := claimstatus.New(client, driver, opts...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return w
 }
 
 func ready(status string) *abi.DeviceStatus {
@@ -114,7 +115,7 @@ func ready(status string) *abi.DeviceStatus {
 
 func TestApplyBody(t *testing.T) {
 	c, a := newAPI(t, nil)
-	w := claimstatus.New(c, driver)
+	w := newWriter(t, c, driver)
 	run(t, w)
 	err := w.Set(ref, []claimstatus.Device{
 		{Pool: "node-1", Device: "cpu-0", Status: &abi.DeviceStatus{
@@ -128,7 +129,7 @@ func TestApplyBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the apply", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the apply", func() bool { return w.Pending() == 0 })
 	got := a.all()
 	if len(got) != 1 {
 		t.Fatalf("%d applies, want 1 for the claim's devices", len(got))
@@ -167,10 +168,10 @@ func TestApplyBody(t *testing.T) {
 
 func TestClearAppliesNoDevices(t *testing.T) {
 	c, a := newAPI(t, nil)
-	w := claimstatus.New(c, driver)
+	w := newWriter(t, c, driver)
 	run(t, w)
 	w.Clear(ref)
-	eventually(t, "the apply", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the apply", func() bool { return w.Pending() == 0 })
 	got := a.all()
 	if len(got) != 1 {
 		t.Fatalf("%d applies, want 1", len(got))
@@ -183,7 +184,7 @@ func TestClearAppliesNoDevices(t *testing.T) {
 func TestConditionKeepsItsTimeWhileStatusStays(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
 	c, a := newAPI(t, nil)
-	w := claimstatus.New(c, driver, claimstatus.WithClock(clk))
+	w := newWriter(t, c, driver, claimstatus.WithClock(clk))
 	run(t, w)
 	dev := func(s *abi.DeviceStatus) []claimstatus.Device {
 		return []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: s}}
@@ -195,7 +196,7 @@ func TestConditionKeepsItsTimeWhileStatusStays(t *testing.T) {
 		if err := w.Set(ref, dev(s)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the apply", func() bool { return len(a.all()) == n+1 && w.Pending() == 0 })
+		testkit.Eventually(t, "the apply", func() bool { return len(a.all()) == n+1 && w.Pending() == 0 })
 		return a.all()[n].Claim.Status.Devices[0].Conditions[0].LastTransitionTime.UTC()
 	}
 	t1 := step(ready("False"))
@@ -212,7 +213,7 @@ func TestConditionKeepsItsTimeWhileStatusStays(t *testing.T) {
 		t.Errorf("status changed: time %v, want %v", t3, want)
 	}
 	w.Clear(ref)
-	eventually(t, "the Clear", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the Clear", func() bool { return w.Pending() == 0 })
 	if t4 := step(ready("True")); !t4.After(t3) {
 		t.Errorf("after Clear: time %v, want a new one after %v", t4, t3)
 	}
@@ -228,7 +229,7 @@ func TestRetriesWhileTheAPIServerIsAway(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var retried []bool
-	w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, 4*time.Millisecond),
+	w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, 4*time.Millisecond),
 		claimstatus.WithFailureFunc(func(_ claimstatus.ClaimRef, err error, retry bool) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -241,7 +242,7 @@ func TestRetriesWhileTheAPIServerIsAway(t *testing.T) {
 		t.Fatalf("Pending() = %d before Run, want 1", n)
 	}
 	run(t, w)
-	eventually(t, "the write to land", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the write to land", func() bool { return w.Pending() == 0 })
 	if n := len(a.all()); n != failures+1 {
 		t.Errorf("%d applies, want %d failures and a success", n, failures+1)
 	}
@@ -268,7 +269,7 @@ func TestLatestSetOrClearWins(t *testing.T) {
 		}
 		return nil
 	})
-	w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
+	w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
 	run(t, w)
 	set := func(status string) {
 		t.Helper()
@@ -285,7 +286,7 @@ func TestLatestSetOrClearWins(t *testing.T) {
 		t.Errorf("Pending() = %d, want 1 claim", n)
 	}
 	close(release)
-	eventually(t, "the latest to land", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "the latest to land", func() bool { return w.Pending() == 0 })
 	got := a.all()
 	if len(got) != 2 {
 		t.Fatalf("%d applies, want the failed first and the latest", len(got))
@@ -313,7 +314,7 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 			})
 			var mu sync.Mutex
 			var reports []error
-			w := claimstatus.New(c, driver, claimstatus.WithWorkers(1), claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
+			w := newWriter(t, c, driver, claimstatus.WithWorkers(1), claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
 				claimstatus.WithFailureFunc(func(claim claimstatus.ClaimRef, err error, retry bool) {
 					mu.Lock()
 					defer mu.Unlock()
@@ -326,12 +327,12 @@ func TestRefusedWritesAreReportedNotRetried(t *testing.T) {
 			if err := w.Set(ref, []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: ready("True")}}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the refusal", func() bool { return w.Pending() == 0 })
+			testkit.Eventually(t, "the refusal", func() bool { return w.Pending() == 0 })
 			// Another claim written after it, then time for many retries.
 			if err := w.Set(other, []claimstatus.Device{{Pool: "node-1", Device: "cpu-1", Status: ready("True")}}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the other claim", func() bool { return w.Pending() == 0 })
+			testkit.Eventually(t, "the other claim", func() bool { return w.Pending() == 0 })
 			stop() // nothing more can happen: every worker has returned
 			if n := len(a.all()); n != 2 {
 				t.Errorf("%d applies, want 2 (the refused claim once)", n)
@@ -353,7 +354,7 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 		c, a := newAPI(t, func(int, apply) error { return forbidden })
 		var mu sync.Mutex
 		var retried []bool
-		w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond), claimstatus.WithForbiddenRetries(3),
+		w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond), claimstatus.WithForbiddenRetries(3),
 			claimstatus.WithFailureFunc(func(_ claimstatus.ClaimRef, err error, retry bool) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -361,7 +362,7 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 			}))
 		stop := run(t, w)
 		w.Clear(ref)
-		eventually(t, "the claim to be dropped", func() bool { return w.Pending() == 0 })
+		testkit.Eventually(t, "the claim to be dropped", func() bool { return w.Pending() == 0 })
 		stop() // nothing more can happen: every worker has returned
 		mu.Lock()
 		defer mu.Unlock()
@@ -376,12 +377,12 @@ func TestForbiddenRetriedAFewTimes(t *testing.T) {
 			}
 			return nil
 		})
-		w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
+		w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond))
 		run(t, w)
 		if err := w.Set(ref, []claimstatus.Device{{Pool: "node-1", Device: "cpu-0", Status: ready("True")}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the write", func() bool { return w.Pending() == 0 })
+		testkit.Eventually(t, "the write", func() bool { return w.Pending() == 0 })
 		if n := len(a.all()); n != 3 {
 			t.Errorf("%d applies, want 2 refused and 1 written", n)
 		}
@@ -401,11 +402,11 @@ func TestGoneClaimIsDone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, a := newAPI(t, func(int, apply) error { return tc.err })
 			var failures atomic.Int32
-			w := claimstatus.New(c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
+			w := newWriter(t, c, driver, claimstatus.WithBackoff(time.Millisecond, time.Millisecond),
 				claimstatus.WithFailureFunc(func(claimstatus.ClaimRef, error, bool) { failures.Add(1) }))
 			stop := run(t, w)
 			w.Clear(ref)
-			eventually(t, "the claim to be done", func() bool { return w.Pending() == 0 })
+			testkit.Eventually(t, "the claim to be done", func() bool { return w.Pending() == 0 })
 			stop() // nothing more can happen: every worker has returned
 			if n := len(a.all()); n != 1 || failures.Load() != 0 {
 				t.Errorf("%d applies and %d failures reported, want 1 and 0", n, failures.Load())
@@ -415,7 +416,7 @@ func TestGoneClaimIsDone(t *testing.T) {
 }
 
 func TestRunOnce(t *testing.T) {
-	w := claimstatus.New(fake.NewClientset(), driver)
+	w := newWriter(t, fake.NewClientset(), driver)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := w.Run(ctx); err != nil {
@@ -440,7 +441,7 @@ func TestHammer(t *testing.T) {
 		last[ap.Name] = ap
 		return nil
 	})
-	w := claimstatus.New(c, driver, claimstatus.WithWorkers(4), claimstatus.WithBackoff(time.Millisecond, 2*time.Millisecond))
+	w := newWriter(t, c, driver, claimstatus.WithWorkers(4), claimstatus.WithBackoff(time.Millisecond, 2*time.Millisecond))
 	run(t, w)
 	const claims, rounds = 20, 50
 	clear := func(round int) bool { return round%5 == 4 }
@@ -461,7 +462,7 @@ func TestHammer(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, "every claim written", func() bool { return w.Pending() == 0 })
+	testkit.Eventually(t, "every claim written", func() bool { return w.Pending() == 0 })
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range claims {
@@ -476,5 +477,30 @@ func TestHammer(t *testing.T) {
 		case len(ap.Claim.Status.Devices) != 1 || string(ap.Claim.Status.Devices[0].Conditions[0].Status) != status(rounds-1):
 			t.Errorf("claim %c: last write %+v, want status %s", 'a'+i, ap.Claim.Status, status(rounds-1))
 		}
+	}
+}
+
+// TestOptionsRefuseBadValues: a bad option value is New's error, naming the
+// option and its limit, instead of a default kept silently.
+func TestOptionsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		opt  claimstatus.Option
+		want string
+	}{
+		{claimstatus.WithBackoff(0, time.Second), "backoff 0s to 1s: base must be positive"},
+		{claimstatus.WithBackoff(time.Second, time.Millisecond), "max at least base"},
+		{claimstatus.WithWorkers(0), "workers 0: must be at least 1"},
+		{claimstatus.WithRequestTimeout(-time.Second), "request timeout -1s: must be positive"},
+		{claimstatus.WithForbiddenRetries(-1), "forbidden retries -1: must not be negative"},
+		{claimstatus.WithClock(nil), "clock: nil"},
+	} {
+		if w, err := claimstatus.New(fake.NewClientset(), driver, tc.opt); err == nil || w != nil {
+			t.Errorf("New = %v, %v; want an error with %q", w, err, tc.want)
+		} else {
+			testkit.ErrorContains(t, err, tc.want)
+		}
+	}
+	if _, err := claimstatus.New(fake.NewClientset(), driver, claimstatus.WithForbiddenRetries(0), claimstatus.WithWorkers(1)); err != nil {
+		t.Errorf("valid options refused: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestDiff(t *testing.T) {
@@ -33,11 +35,11 @@ func TestDiff(t *testing.T) {
 			old, new := valid(), valid()
 			tt.edit(new)
 			c := Diff(old, new)
-			require(t, c.PolicyConfig, tt.wantLive)
-			require(t, slices.Equal(c.Restart, tt.wantRestart), true)
-			require(t, slices.Equal(c.Swap, tt.wantSwap), true)
-			require(t, c.IsZero(), !tt.wantLive && tt.wantRestart == nil && tt.wantSwap == nil)
-			require(t, c.Err() != nil, tt.wantRestart != nil)
+			testkit.Equal(t, c.PolicyConfig, tt.wantLive)
+			testkit.Equal(t, slices.Equal(c.Restart, tt.wantRestart), true)
+			testkit.Equal(t, slices.Equal(c.Swap, tt.wantSwap), true)
+			testkit.Equal(t, c.IsZero(), !tt.wantLive && tt.wantRestart == nil && tt.wantSwap == nil)
+			testkit.Equal(t, c.Err() != nil, tt.wantRestart != nil)
 		})
 	}
 }
@@ -47,9 +49,9 @@ func TestDiffDRAMessage(t *testing.T) {
 	old.DRA.Enabled = ptr(false)
 	new.DRA.Enabled = ptr(true)
 	err := Diff(old, new).Err()
-	require(t, err.Error(), "restart required to change dra.enabled")
+	testkit.Equal(t, err.Error(), "restart required to change dra.enabled")
 	var re *RestartError
-	require(t, errors.As(err, &re), true)
+	testkit.Equal(t, errors.As(err, &re), true)
 }
 
 func TestDiffSeesEveryField(t *testing.T) {
@@ -81,7 +83,7 @@ func TestDiffSwapBound(t *testing.T) {
 	old, new := valid(), valid()
 	new.Policy.Swap.MaxMoves = 3
 	c := Diff(old, new)
-	require(t, slices.Equal(c.Settings, []string{"policy.swap.maxMoves"}), true)
-	require(t, c.IsZero(), false)
-	require(t, c.Err(), error(nil))
+	testkit.Equal(t, slices.Equal(c.Settings, []string{"policy.swap.maxMoves"}), true)
+	testkit.Equal(t, c.IsZero(), false)
+	testkit.Equal(t, c.Err(), error(nil))
 }

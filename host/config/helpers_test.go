@@ -8,27 +8,6 @@ import (
 	"testing"
 )
 
-// require fails t unless got == want.
-func require[T comparable](t *testing.T, got, want T) {
-	t.Helper()
-	if got != want {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-}
-
-// requireErr fails t unless err's message holds every part of want.
-func requireErr(t *testing.T, err error, want ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("no error, want one with %q", want)
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Fatalf("error %q does not hold %q", err, w)
-		}
-	}
-}
-
 // writeFile writes data to dir/name and returns the path.
 func writeFile(t *testing.T, dir, name, data string) string {
 	t.Helper()

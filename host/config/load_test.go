@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestLoadFull(t *testing.T) {
@@ -47,7 +49,7 @@ func TestLoadFull(t *testing.T) {
 	}
 	// Every field differs from its default, so the test covers every field.
 	change := Diff(Default(), cfg)
-	require(t, change.PolicyConfig, true)
+	testkit.Equal(t, change.PolicyConfig, true)
 	for _, f := range allFields() {
 		if !liveFields[f] && !slices.Contains(change.Restart, f) && !slices.Contains(change.Swap, f) && !slices.Contains(change.Settings, f) {
 			t.Errorf("testdata/full.yaml leaves %s at its default", f)
@@ -69,9 +71,9 @@ func TestLoadDefaults(t *testing.T) {
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
-	require(t, cfg.DRA.Enabled == nil, true)
-	require(t, cfg.DRA.DriverName(cfg.Policy.Name), "topology-aware.nri.io")
-	require(t, cfg.DRA.DataDir("topology-aware.nri.io"), "/var/lib/kubelet/plugins/topology-aware.nri.io")
+	testkit.Equal(t, cfg.DRA.Enabled == nil, true)
+	testkit.Equal(t, cfg.DRA.DriverName(cfg.Policy.Name), "topology-aware.nri.io")
+	testkit.Equal(t, cfg.DRA.DataDir("topology-aware.nri.io"), "/var/lib/kubelet/plugins/topology-aware.nri.io")
 }
 
 func TestPolicyConfigForms(t *testing.T) {
@@ -92,7 +94,7 @@ func TestPolicyConfigForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			require(t, string(cfg.Policy.Data), tt.want)
+			testkit.Equal(t, string(cfg.Policy.Data), tt.want)
 		})
 	}
 }
@@ -123,14 +125,14 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, dir, "c.yaml", tt.yaml)
 			cfg, err := Load(path)
-			requireErr(t, err, append(tt.want, path)...)
-			require(t, cfg == nil, true)
+			testkit.ErrorContains(t, err, append(tt.want, path)...)
+			testkit.Equal(t, cfg == nil, true)
 			t.Log(err)
 		})
 	}
 	t.Run("missing file", func(t *testing.T) {
 		_, err := Load(dir + "/absent.yaml")
-		requireErr(t, err, "read config", "absent.yaml")
+		testkit.ErrorContains(t, err, "read config", "absent.yaml")
 	})
 }
 
@@ -139,7 +141,7 @@ func TestPluginIndexNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	require(t, cfg.NRI.PluginIndex, PluginIndex("05"))
+	testkit.Equal(t, cfg.NRI.PluginIndex, PluginIndex("05"))
 }
 
 func TestQuantity(t *testing.T) {
@@ -157,8 +159,8 @@ func TestQuantity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			require(t, q, tt.want)
-			require(t, q.String(), tt.out)
+			testkit.Equal(t, q, tt.want)
+			testkit.Equal(t, q.String(), tt.out)
 		})
 	}
 	for _, bad := range []string{"", "-1Mi", "1.5Gi", "1 Gi", "1GB", "99999999999Ti"} {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestValidateRegistry(t *testing.T) {
@@ -44,8 +46,8 @@ func TestValidateRegistry(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("Validate = %v, want a *FieldError", err)
 			}
-			require(t, fe.Field, tt.want)
-			requireErr(t, err, tt.want+": ", tt.detail)
+			testkit.Equal(t, fe.Field, tt.want)
+			testkit.ErrorContains(t, err, tt.want+": ", tt.detail)
 		})
 	}
 }
@@ -56,13 +58,13 @@ func TestCompleteOCIReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	require(t, cfg.Policy.Name, "oci-layout://"+filepath.Join(dir, "layout")+":v1")
-	require(t, cfg.Registry.PublicKeys[0], filepath.Join(dir, "k.pub"))
-	require(t, cfg.Policy.IsOCI() && !cfg.Policy.IsPath(), true)
+	testkit.Equal(t, cfg.Policy.Name, "oci-layout://"+filepath.Join(dir, "layout")+":v1")
+	testkit.Equal(t, cfg.Registry.PublicKeys[0], filepath.Join(dir, "k.pub"))
+	testkit.Equal(t, cfg.Policy.IsOCI() && !cfg.Policy.IsPath(), true)
 	// A registry reference is neither made absolute nor taken for a path.
 	cfg, err = Load(writeFile(t, dir, "d.yaml", "policy: {name: \"oci://registry.example.com/policies/p:1\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	require(t, cfg.Policy.Name, "oci://registry.example.com/policies/p:1")
+	testkit.Equal(t, cfg.Policy.Name, "oci://registry.example.com/policies/p:1")
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func valid() *Config {
@@ -65,8 +67,8 @@ func TestValidate(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("Validate = %v, want a *FieldError", err)
 			}
-			require(t, fe.Field, tt.want)
-			requireErr(t, err, tt.want+": ", tt.detail)
+			testkit.Equal(t, fe.Field, tt.want)
+			testkit.ErrorContains(t, err, tt.want+": ", tt.detail)
 			t.Log(err)
 		})
 	}
@@ -75,6 +77,6 @@ func TestValidate(t *testing.T) {
 func TestValidateReportsEveryField(t *testing.T) {
 	c := valid()
 	c.Policy.CallTimeout, c.NRI.PluginIndex, c.Log.Verbosity = 0, "x", -1
-	requireErr(t, c.Validate(), "policy.callTimeout", "nri.pluginIndex", "log.verbosity")
-	require(t, strings.Count(c.Validate().Error(), "\n"), 2)
+	testkit.ErrorContains(t, c.Validate(), "policy.callTimeout", "nri.pluginIndex", "log.verbosity")
+	testkit.Equal(t, strings.Count(c.Validate().Error(), "\n"), 2)
 }

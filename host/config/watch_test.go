@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // deadline is generous: the test waits for events, it does not time them.
@@ -83,8 +85,8 @@ func TestWatchFile(t *testing.T) {
 	t.Run("invalid edit", func(t *testing.T) {
 		writeFile(t, dir, "config.yaml", "policy: {name: topology-aware, callTimeout: 5s}\n")
 		u := waitFor(t, updates, "an error", func(u update) bool { return u.err != nil })
-		require(t, u.cfg == nil, true)
-		requireErr(t, u.err, "policy.callTimeout: 5s must be at least 10ms")
+		testkit.Equal(t, u.cfg == nil, true)
+		testkit.ErrorContains(t, u.err, "policy.callTimeout: 5s must be at least 10ms")
 	})
 	t.Run("fixed", func(t *testing.T) {
 		writeFile(t, dir, "config.yaml", configYAML(3))
@@ -98,7 +100,7 @@ func TestWatchFile(t *testing.T) {
 		}
 		// Nothing read changed until the rename: the next callback is the new file.
 		u := waitFor(t, updates, "any callback", func(update) bool { return true })
-		require(t, u.err == nil && u.cfg.Log.Verbosity == 4, true)
+		testkit.Equal(t, u.err == nil && u.cfg.Log.Verbosity == 4, true)
 	})
 	t.Run("policy config file", func(t *testing.T) {
 		sub := filepath.Join(dir, "policy")
@@ -151,5 +153,5 @@ func TestWatchConfigMap(t *testing.T) {
 
 func TestWatchMissingDirectory(t *testing.T) {
 	err := Watch(context.Background(), filepath.Join(t.TempDir(), "absent", "c.yaml"), func(*Config, error) {})
-	requireErr(t, err, "watch config")
+	testkit.ErrorContains(t, err, "watch config")
 }

@@ -112,6 +112,7 @@ var page = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <title>{{.Title}}</title>
+<link rel="icon" href="data:,">
 <style>
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; }
@@ -148,8 +149,9 @@ td { padding: 2px 8px; font-family: monospace; }
 `))
 
 // HTML writes one self-contained page (inline SVG and CSS, no script, no
-// network) with a drawing and a legend per map, under the first map's
-// machine name. A map's note is a <p class="note"> under its heading and the
+// network: an empty inline icon, so a browser does not ask the server that
+// serves the page for /favicon.ico) with a drawing and a legend per map,
+// under the first map's machine name. A map's note is a <p class="note"> under its heading and the
 // drawing's <desc>. Each CPU is a <g class="cpu"> with data-cpu and
 // data-holders (its holders' labels); each legend row a <tr class="holder">
 // with data-label, data-kind, data-cpus and data-names.

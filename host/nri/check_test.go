@@ -2,7 +2,6 @@ package nri_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 )
@@ -33,15 +32,5 @@ func require[T comparable](t testing.TB, got, want T, what string) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("%s: got %v, want %v", what, got, want)
-	}
-}
-
-// waitUntil polls cond until it holds; it fails only after waitTimeout.
-func waitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(waitTimeout); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
 	}
 }

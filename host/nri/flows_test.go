@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/containerd/nri/pkg/api"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // TestCreateContainer: each QoS class gets its adjustment through NRI, and the
@@ -203,7 +205,7 @@ func TestUnsolicitedUpdates(t *testing.T) {
 		}
 	}
 	rt.waitUnsolicited(1)
-	waitUntil(t, "shared containers back on their CPUs", func() bool {
+	testkit.Eventually(t, "shared containers back on their CPUs", func() bool {
 		for id, cpus := range before {
 			if rt.cpus(id) != cpus {
 				return false

@@ -352,7 +352,7 @@ func (m *Manager) swap(ctx context.Context, cfg *config.Config, cand Candidate) 
 	}
 	old := m.policy
 	in.switched.Store(true)
-	m.policy, m.client = p, m.newClient(p)
+	m.policy, m.client = p, m.newClient(p) // observers (observe.go) see the new policy's answers
 	m.cfg, m.identity, m.driver, m.wantsDRA = cfg, to, cand.DriverName, in.wantsDRA
 	m.rebuilds, m.dropped = p.Rebuilds(), droppedLogs(p)
 	if m.fallback != fromJournal {

@@ -410,3 +410,35 @@ func TestSwapConfigRefusedLive(t *testing.T) {
 		t.Fatalf("swaps accepted %v, want 1", n)
 	}
 }
+
+// exchanges is an Observer that keeps the methods it was shown.
+type exchanges struct {
+	mu      sync.Mutex
+	methods []abi.Method
+}
+
+func (x *exchanges) Observe(e *resmgr.Exchange) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.methods = append(x.methods, e.Method)
+}
+
+// TestSwapKeepsObservers: an observer (the shadow policy, the record) added
+// before a swap receives the new policy's exchanges after it.
+func TestSwapKeepsObservers(t *testing.T) {
+	a := newSwapAgent(t, "")
+	x := &exchanges{}
+	a.m.AddObserver(x)
+	if err := a.m.ApplyConfig(context.Background(), moverChange(a, 0), nil); err != nil {
+		t.Fatalf("swap refused: %v", err)
+	}
+	req := policytest.Container("c1", 100).Request()
+	if _, _, err := a.m.CreateContainer(context.Background(), req.GetPod(), req.GetContainer()); err != nil {
+		t.Fatal(err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.methods) != 1 || x.methods[0] != abi.Method_METHOD_CREATE_CONTAINER {
+		t.Fatalf("the observer saw %v after the swap, want the CreateContainer", x.methods)
+	}
+}

@@ -6,6 +6,8 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/validate"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // TestCheck restores assignments a node of 8 CPUs and one NUMA node cannot
@@ -37,7 +39,7 @@ func TestCheck(t *testing.T) {
 	if err != nil && strings.Contains(err.Error(), "ctr-0004") {
 		t.Errorf("Check refused the valid assignment: %v", err)
 	}
-	require(t, j.Counts().Containers, 4)
+	testkit.Equal(t, j.Counts().Containers, 4)
 	for i := range 3 {
 		c, _ := j.Container(container(i + 1).GetId())
 		if c.GetAssignment() != nil {
@@ -45,5 +47,5 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	c, _ := j.Container(container(4).GetId())
-	requireProto(t, c.GetAssignment(), assign[4])
+	testkit.EqualProto(t, c.GetAssignment(), assign[4])
 }

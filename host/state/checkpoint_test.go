@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -31,14 +33,14 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			requireProto(t, got.RestoreState(), tt.j.RestoreState())
-			require(t, got.Counts(), tt.j.Counts())
+			testkit.EqualProto(t, got.RestoreState(), tt.j.RestoreState())
+			testkit.Equal(t, got.Counts(), tt.j.Counts())
 			info, err := os.Stat(ck.Path())
 			if err != nil {
 				t.Fatal(err)
 			}
-			require(t, info.Mode().Perm(), os.FileMode(0o600))
-			require(t, slices.Equal(dirNames(t, dir), []string{FileName}), true)
+			testkit.Equal(t, info.Mode().Perm(), os.FileMode(0o600))
+			testkit.Equal(t, slices.Equal(dirNames(t, dir), []string{FileName}), true)
 		})
 	}
 }
@@ -58,7 +60,7 @@ func TestSaveReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, got.RestoreState(), j.RestoreState())
+	testkit.EqualProto(t, got.RestoreState(), j.RestoreState())
 }
 
 func TestLoadMissing(t *testing.T) {
@@ -87,12 +89,12 @@ func TestLoadSetsCorruptAside(t *testing.T) {
 		if !errors.As(err, &ce) || !errors.Is(err, ErrChecksum) {
 			t.Fatalf("Load: %v; want a *CorruptError for a checksum mismatch", err)
 		}
-		require(t, j.Counts(), Counts{})
-		require(t, ce.MovedTo, filepath.Join(dir, want))
+		testkit.Equal(t, j.Counts(), Counts{})
+		testkit.Equal(t, ce.MovedTo, filepath.Join(dir, want))
 		moved, _ := os.ReadFile(ce.MovedTo)
-		require(t, string(moved), string(bad))
+		testkit.Equal(t, string(moved), string(bad))
 		_, err = os.Stat(ck.Path())
-		require(t, errors.Is(err, os.ErrNotExist), true)
+		testkit.Equal(t, errors.Is(err, os.ErrNotExist), true)
 		t.Log(err)
 	}
 	// The agent carries on: Save, then Load again succeeds.
@@ -122,8 +124,8 @@ func TestInterruptedSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, got.RestoreState(), old.RestoreState())
-	require(t, slices.Equal(dirNames(t, dir), []string{FileName}), true)
+	testkit.EqualProto(t, got.RestoreState(), old.RestoreState())
+	testkit.Equal(t, slices.Equal(dirNames(t, dir), []string{FileName}), true)
 }
 
 // TestLoadUnreadable: a checkpoint that cannot be read is set aside like a
@@ -139,12 +141,12 @@ func TestLoadUnreadable(t *testing.T) {
 		t.Fatalf("Load = %v, %v; want an empty journal and an error", j, err)
 	}
 	var ce *CorruptError
-	require(t, errors.As(err, &ce), true)
-	require(t, filepath.Base(ce.MovedTo), corruptPrefix+"1")
+	testkit.Equal(t, errors.As(err, &ce), true)
+	testkit.Equal(t, filepath.Base(ce.MovedTo), corruptPrefix+"1")
 	if err := ck.Save(journal(1, 1, 0)); err != nil {
 		t.Fatal(err)
 	}
-	require(t, slices.Equal(dirNames(t, dir), []string{FileName, corruptPrefix + "1"}), true)
+	testkit.Equal(t, slices.Equal(dirNames(t, dir), []string{FileName, corruptPrefix + "1"}), true)
 }
 
 // TestLoadDuplicate: a payload that journals one id twice is not what Save

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // TestCorrupt: every kind of damage is named by Unmarshal, and Load sets the file
@@ -51,8 +53,8 @@ func TestCorrupt(t *testing.T) {
 				t.Fatalf("got %v, want %v", err, tt.want)
 			}
 			var fe *FormatError
-			require(t, errors.As(err, &fe), true)
-			require(t, j == nil, true)
+			testkit.Equal(t, errors.As(err, &fe), true)
+			testkit.Equal(t, j == nil, true)
 
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, FileName), string(tt.data))
@@ -61,11 +63,11 @@ func TestCorrupt(t *testing.T) {
 			if !errors.As(err, &ce) || !errors.Is(err, tt.want) {
 				t.Fatalf("Load: %v; want a *CorruptError for %v", err, tt.want)
 			}
-			require(t, j.Counts(), Counts{})
-			require(t, ce.MovedTo, filepath.Join(dir, "checkpoint.corrupt-1"))
+			testkit.Equal(t, j.Counts(), Counts{})
+			testkit.Equal(t, ce.MovedTo, filepath.Join(dir, "checkpoint.corrupt-1"))
 			moved, _ := os.ReadFile(ce.MovedTo)
-			require(t, string(moved), string(tt.data))
-			require(t, slices.Equal(dirNames(t, dir), []string{"checkpoint.corrupt-1"}), true)
+			testkit.Equal(t, string(moved), string(tt.data))
+			testkit.Equal(t, slices.Equal(dirNames(t, dir), []string{"checkpoint.corrupt-1"}), true)
 			t.Log(err)
 		})
 	}
@@ -101,10 +103,10 @@ func TestMarshalAppends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	require(t, string(data[:6]), "prefix")
+	testkit.Equal(t, string(data[:6]), "prefix")
 	j, err := Unmarshal(data[6:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, j.RestoreState(), journal(1, 1, 1).RestoreState())
+	testkit.EqualProto(t, j.RestoreState(), journal(1, 1, 1).RestoreState())
 }

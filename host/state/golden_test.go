@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/checkpoint-v1.golden")
@@ -66,9 +68,9 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		requireProto(t, j.RestoreState(), goldenJournal().RestoreState())
+		testkit.EqualProto(t, j.RestoreState(), goldenJournal().RestoreState())
 	})
 	t.Run("header", func(t *testing.T) {
-		require(t, string(goldenV1[:12]), "NRIWASM\x00\x00\x00\x00\x01")
+		testkit.Equal(t, string(goldenV1[:12]), "NRIWASM\x00\x00\x00\x00\x01")
 	})
 }

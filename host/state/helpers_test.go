@@ -2,29 +2,9 @@ package state
 
 import (
 	"fmt"
-	"testing"
-
-	"google.golang.org/protobuf/encoding/prototext"
-	"google.golang.org/protobuf/proto"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
-
-// requireProto fails t unless got and want are equal messages.
-func requireProto(t *testing.T, got, want proto.Message) {
-	t.Helper()
-	if !proto.Equal(got, want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", prototext.Format(got), prototext.Format(want))
-	}
-}
-
-// require fails t unless got == want.
-func require[T comparable](t *testing.T, got, want T) {
-	t.Helper()
-	if got != want {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-}
 
 func pod(i int) *abi.PodSandbox {
 	return &abi.PodSandbox{

@@ -4,11 +4,13 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestJournalAddRemove(t *testing.T) {
 	j := journal(2, 3, 2)
-	require(t, j.Counts(), Counts{Pods: 2, Containers: 3, Claims: 2})
+	testkit.Equal(t, j.Counts(), Counts{Pods: 2, Containers: 3, Claims: 2})
 	tests := []struct {
 		name   string
 		remove func() bool
@@ -25,9 +27,9 @@ func TestJournalAddRemove(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			gen := j.Generation()
-			require(t, tt.remove(), tt.want)
-			require(t, j.Counts(), tt.counts)
-			require(t, j.Generation() > gen, tt.want)
+			testkit.Equal(t, tt.remove(), tt.want)
+			testkit.Equal(t, j.Counts(), tt.counts)
+			testkit.Equal(t, j.Generation() > gen, tt.want)
 		})
 	}
 }
@@ -40,14 +42,14 @@ func TestJournalKeepsCopies(t *testing.T) {
 	c.Name, adj.CpusetCpus = "changed", "changed"
 
 	got, ok := j.Container("ctr-0001")
-	require(t, ok, true)
+	testkit.Equal(t, ok, true)
 	want := container(1)
 	want.Assignment = adjustment(1)
-	requireProto(t, got, want)
+	testkit.EqualProto(t, got, want)
 	got.Name = "changed again"
 	again, _ := j.Container("ctr-0001")
-	require(t, again.GetName(), "app")
-	require(t, c.Assignment.GetCpusetCpus(), "ignored") // the caller's message is untouched
+	testkit.Equal(t, again.GetName(), "app")
+	testkit.Equal(t, c.Assignment.GetCpusetCpus(), "ignored") // the caller's message is untouched
 }
 
 func TestApplyUpdate(t *testing.T) {
@@ -76,16 +78,16 @@ func TestApplyUpdate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			j := New()
 			j.AddContainer(container(0), tt.adj)
-			require(t, j.ApplyUpdate(tt.update), true)
+			testkit.Equal(t, j.ApplyUpdate(tt.update), true)
 			got, _ := j.Container("ctr-0000")
-			requireProto(t, got.GetAssignment(), tt.want)
+			testkit.EqualProto(t, got.GetAssignment(), tt.want)
 		})
 	}
 	t.Run("unknown container", func(t *testing.T) {
 		j := journal(0, 1, 0)
 		gen := j.Generation()
-		require(t, j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: "nope", CpusetCpus: "1"}), false)
-		require(t, j.Generation(), gen)
+		testkit.Equal(t, j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: "nope", CpusetCpus: "1"}), false)
+		testkit.Equal(t, j.Generation(), gen)
 	})
 }
 
@@ -94,9 +96,9 @@ func TestNilArgumentsIgnored(t *testing.T) {
 	j.AddPod(nil)
 	j.AddContainer(nil, adjustment(0))
 	j.AddClaim(nil)
-	require(t, j.ApplyUpdate(nil), false)
-	require(t, j.Counts(), Counts{})
-	require(t, j.Generation(), uint64(0))
+	testkit.Equal(t, j.ApplyUpdate(nil), false)
+	testkit.Equal(t, j.Counts(), Counts{})
+	testkit.Equal(t, j.Generation(), uint64(0))
 }
 
 func TestRestoreStateSorted(t *testing.T) {
@@ -108,17 +110,17 @@ func TestRestoreStateSorted(t *testing.T) {
 	}
 	rs := j.RestoreState()
 	for i := range 3 {
-		require(t, rs.Pods[i].GetId(), pod(i+1).Id)
-		require(t, rs.Containers[i].GetId(), container(i+1).Id)
-		require(t, rs.Claims[i].GetClaim().GetUid(), claim(i+1).Claim.Uid)
-		require(t, j.ClaimUIDs()[i], claim(i+1).Claim.Uid)
+		testkit.Equal(t, rs.Pods[i].GetId(), pod(i+1).Id)
+		testkit.Equal(t, rs.Containers[i].GetId(), container(i+1).Id)
+		testkit.Equal(t, rs.Claims[i].GetClaim().GetUid(), claim(i+1).Claim.Uid)
+		testkit.Equal(t, j.ClaimUIDs()[i], claim(i+1).Claim.Uid)
 	}
 	rs.Pods[0].Name = "changed" // a copy
 	p, _ := j.Pod("pod-0001")
-	require(t, p.GetName(), "web-1")
+	testkit.Equal(t, p.GetName(), "web-1")
 
 	back := FromRestoreState(rs)
-	require(t, back.Counts(), j.Counts())
-	require(t, back.Generation(), uint64(0))
-	requireProto(t, FromRestoreState(nil).RestoreState(), &abi.RestoreState{})
+	testkit.Equal(t, back.Counts(), j.Counts())
+	testkit.Equal(t, back.Generation(), uint64(0))
+	testkit.EqualProto(t, FromRestoreState(nil).RestoreState(), &abi.RestoreState{})
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // appendDelta writes j's pending changes to ck's log as saveNow does.
@@ -55,7 +57,7 @@ func TestLogRestoresDecisionsAfterTheCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, got.RestoreState(), j.RestoreState())
+	testkit.EqualProto(t, got.RestoreState(), j.RestoreState())
 }
 
 // TestLogAloneRestoresDecisions: a kill -9 before the first full save leaves
@@ -72,7 +74,7 @@ func TestLogAloneRestoresDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, got.RestoreState(), j.RestoreState())
+	testkit.EqualProto(t, got.RestoreState(), j.RestoreState())
 }
 
 // TestTrimLogKeepsRecordsAfterTheSavedCopy: records appended while a full
@@ -98,7 +100,7 @@ func TestTrimLogKeepsRecordsAfterTheSavedCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, got.RestoreState(), j.RestoreState())
+	testkit.EqualProto(t, got.RestoreState(), j.RestoreState())
 
 	if err := ck.TrimLog(mark); err != nil {
 		t.Fatal(err)
@@ -107,7 +109,7 @@ func TestTrimLogKeepsRecordsAfterTheSavedCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, got.RestoreState(), j.RestoreState())
+	testkit.EqualProto(t, got.RestoreState(), j.RestoreState())
 
 	if err := ck.Save(j); err != nil {
 		t.Fatal(err)
@@ -156,8 +158,8 @@ func TestLogTornTail(t *testing.T) {
 			if !ok {
 				t.Fatalf("Load error %v, want a *LogError", err)
 			}
-			require(t, lerr.Offset, int64(len(good)))
-			requireProto(t, got.RestoreState(), want)
+			testkit.Equal(t, lerr.Offset, int64(len(good)))
+			testkit.EqualProto(t, got.RestoreState(), want)
 			aside, err := os.ReadFile(filepath.Join(dir, FileName+".log.corrupt-1"))
 			if err != nil || !bytes.Equal(aside, data[len(good):]) {
 				t.Fatalf("tail set aside: %q, %v; want %q", aside, err, data[len(good):])
@@ -172,7 +174,7 @@ func TestLogTornTail(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load after the tail was cut: %v", err)
 			}
-			requireProto(t, again.RestoreState(), got.RestoreState())
+			testkit.EqualProto(t, again.RestoreState(), got.RestoreState())
 		})
 	}
 }
@@ -199,7 +201,7 @@ func TestLogBadHeaderSetAside(t *testing.T) {
 			if _, ok := errors.AsType[*LogError](err); !ok {
 				t.Fatalf("Load error %v, want a *LogError", err)
 			}
-			requireProto(t, got.RestoreState(), j.RestoreState())
+			testkit.EqualProto(t, got.RestoreState(), j.RestoreState())
 			if _, err := os.Stat(ck.LogPath()); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("bad log still in place: %v", err)
 			}
@@ -236,7 +238,7 @@ func TestAppendDeltaOnlyChanges(t *testing.T) {
 	if _, err := ReplayLog(replayed, append(logHeader(), rec...)); err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, replayed.RestoreState(), one.RestoreState())
+	testkit.EqualProto(t, replayed.RestoreState(), one.RestoreState())
 }
 
 // TestLogAppendsDuringSaves: appends under the caller's lock race full saves
@@ -290,5 +292,5 @@ func TestLogAppendsDuringSaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	requireProto(t, got.RestoreState(), j.RestoreState())
+	testkit.EqualProto(t, got.RestoreState(), j.RestoreState())
 }

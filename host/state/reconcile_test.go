@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func ids(cs []*abi.Container) []string {
@@ -29,43 +31,43 @@ func TestReconcile(t *testing.T) {
 	forgotten, annotated := j.Reconcile([]*abi.PodSandbox{pod(1), pod(2)}, reported)
 
 	t.Run("forgotten", func(t *testing.T) {
-		require(t, len(forgotten), 2)
+		testkit.Equal(t, len(forgotten), 2)
 		for i, id := range []string{"ctr-0000", "ctr-0002"} {
-			require(t, forgotten[i].GetId(), id)
+			testkit.Equal(t, forgotten[i].GetId(), id)
 		}
-		requireProto(t, forgotten[0].GetAssignment(), adjustment(0))
+		testkit.EqualProto(t, forgotten[0].GetAssignment(), adjustment(0))
 	})
 	t.Run("annotated", func(t *testing.T) {
-		require(t, len(annotated), 3)
+		testkit.Equal(t, len(annotated), 3)
 		want1 := adjustment(1)
 		want1.CpusetCpus = "100-101"
 		wants := map[string]*abi.ContainerAdjustment{"ctr-0001": want1, "ctr-0003": adjustment(3), "ctr-0009": nil}
 		for i, id := range []string{"ctr-0001", "ctr-0003", "ctr-0009"} {
 			c := annotated[i]
-			require(t, c.GetId(), id)
-			require(t, c.GetState(), abi.ContainerState_CONTAINER_STATE_STOPPED)
-			requireProto(t, c.GetAssignment(), wants[id])
+			testkit.Equal(t, c.GetId(), id)
+			testkit.Equal(t, c.GetState(), abi.ContainerState_CONTAINER_STATE_STOPPED)
+			testkit.EqualProto(t, c.GetAssignment(), wants[id])
 		}
 	})
 	t.Run("journal", func(t *testing.T) {
-		require(t, j.Counts(), Counts{Pods: 2, Containers: 3, Claims: 1})
+		testkit.Equal(t, j.Counts(), Counts{Pods: 2, Containers: 3, Claims: 1})
 		for _, id := range []string{"pod-0001", "pod-0002"} {
 			_, ok := j.Pod(id)
-			require(t, ok, true)
+			testkit.Equal(t, ok, true)
 		}
 		_, ok := j.Pod("pod-0000")
-		require(t, ok, false)
+		testkit.Equal(t, ok, false)
 		rs := j.RestoreState()
-		requireProto(t, &abi.RestoreState{Containers: rs.Containers}, &abi.RestoreState{Containers: annotated})
+		testkit.EqualProto(t, &abi.RestoreState{Containers: rs.Containers}, &abi.RestoreState{Containers: annotated})
 	})
 	t.Run("caller's messages untouched", func(t *testing.T) {
-		require(t, reported[1].GetAssignment() == nil, true)
-		require(t, reported[2].GetAssignment().GetCpusetCpus(), "forged")
+		testkit.Equal(t, reported[1].GetAssignment() == nil, true)
+		testkit.Equal(t, reported[2].GetAssignment().GetCpusetCpus(), "forged")
 	})
 	t.Run("annotated are copies", func(t *testing.T) {
 		annotated[0].Assignment.CpusetCpus = "changed"
 		c, _ := j.Container("ctr-0001")
-		require(t, c.GetAssignment().GetCpusetCpus(), "100-101")
+		testkit.Equal(t, c.GetAssignment().GetCpusetCpus(), "100-101")
 	})
 }
 
@@ -84,10 +86,10 @@ func TestReconcileEmpty(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			forgotten, annotated := tt.j.Reconcile(nil, tt.reported)
-			require(t, strings.Join(ids(forgotten), ","), strings.Join(tt.wantForgotten, ","))
-			require(t, strings.Join(ids(annotated), ","), strings.Join(tt.wantAnnotated, ","))
-			require(t, tt.j.Counts().Containers, len(tt.wantAnnotated))
-			require(t, tt.j.Counts().Pods, 0)
+			testkit.Equal(t, strings.Join(ids(forgotten), ","), strings.Join(tt.wantForgotten, ","))
+			testkit.Equal(t, strings.Join(ids(annotated), ","), strings.Join(tt.wantAnnotated, ","))
+			testkit.Equal(t, tt.j.Counts().Containers, len(tt.wantAnnotated))
+			testkit.Equal(t, tt.j.Counts().Pods, 0)
 		})
 	}
 }

@@ -99,4 +99,7 @@ func TestAddressLookup(t *testing.T) {
 			}
 		})
 	}
+	if _, err := topology.Discover(root, topology.WithAddressLookup(nil)); err == nil || !strings.Contains(err.Error(), "address lookup") {
+		t.Errorf("a nil lookup: error %v, want one naming the address lookup", err)
+	}
 }

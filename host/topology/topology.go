@@ -28,6 +28,7 @@
 package topology
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -41,10 +42,11 @@ const DefaultRoot = "/sys"
 // ("10.0.0.5/24"). Discover canonicalizes and sorts what it returns.
 type AddressLookup func(ifname string) ([]string, error)
 
-// Option adjusts Discover.
-type Option func(*config)
+// Option adjusts Discover; a bad value is Discover's error, naming the
+// option (the host's one options style: host/RATIONALE.md).
+type Option func(*options) error
 
-type config struct {
+type options struct {
 	addrs AddressLookup
 }
 
@@ -52,7 +54,13 @@ type config struct {
 // lookup, whatever the root. Without it, addresses come from the live
 // namespace when the root is "/sys" and stay empty otherwise.
 func WithAddressLookup(lookup AddressLookup) Option {
-	return func(c *config) { c.addrs = lookup }
+	return func(o *options) error {
+		if lookup == nil {
+			return errors.New("topology: address lookup: nil function")
+		}
+		o.addrs = lookup
+		return nil
+	}
 }
 
 // Discover reads the topology under sysfsRoot ("" means DefaultRoot).
@@ -61,9 +69,11 @@ func Discover(sysfsRoot string, opts ...Option) (*abi.Topology, error) {
 		sysfsRoot = DefaultRoot
 	}
 	sysfsRoot = filepath.Clean(sysfsRoot)
-	var cfg config
+	var cfg options
 	for _, o := range opts {
-		o(&cfg)
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.addrs == nil && sysfsRoot == DefaultRoot {
 		cfg.addrs = liveAddresses

@@ -5,10 +5,13 @@
 // its log captured (and printed when the test fails), its readiness awaited,
 // and its metrics, checkpoint and memory use readable.
 //
-//	bin, err := agent.Build(dir)               // once per test binary (TestMain)
+//	bin, err := agent.Build(dir)               // once per test binary (TestMain; Main does it)
 //	c := containerd.Start(t, containerd.Options{})
 //	a := agent.Start(t, agent.Options{Binary: bin, NRISocket: c.NRISocket})
 //	j, err := a.Journal()                      // the agent's checkpoint
+//
+// StartNode does the two starts in one; OnlineCPUs checks the node has the
+// CPUs a test needs.
 //
 // Start registers a cleanup that SIGKILLs the agent, also when the test
 // fails; register it after containerd.Start so that the agent goes first.

@@ -12,7 +12,6 @@ import (
 	"github.com/containerd/nri/pkg/api"
 	"github.com/containerd/nri/pkg/stub"
 
-	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/integration/agent"
 	"github.com/nriwasm/nriwasm/integration/containerd"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
@@ -74,14 +73,10 @@ func (b *blocker) StartContainer(_ context.Context, _ *api.PodSandbox, c *api.Co
 func TestAgentUpdatesContainerWhileStarting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	online, err := containerd.OnlineCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpus := cpuset.MustParse(online).Sorted()
+	cpus := agent.OnlineCPUs(t, 2).Sorted()
 	first, last := fmt.Sprint(cpus[0]), fmt.Sprint(cpus[len(cpus)-1])
-	c := containerd.Start(t, containerd.Options{})
-	a := agent.Start(t, agent.Options{Binary: binary, NRISocket: c.NRISocket, Config: reservedConfig(first)})
+	n := agent.StartNode(t, containerd.Options{}, agent.Options{Binary: binary, Config: reservedConfig(first)})
+	c, a := n.Containerd, n.Agent
 	started, release := startBlocker(t, ctx, c.NRISocket, "slowstart")
 
 	w := workload{pod: "slow", container: "slowstart", qos: containerd.Burstable, requestMilli: 100}

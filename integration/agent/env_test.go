@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,21 +24,10 @@ import (
 var binary, simCache string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nriwasm-it-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := func() int {
-		defer os.RemoveAll(dir)
-		if binary, err = agent.Build(dir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	agent.Main(m, "nriwasm-it-", &binary, func(dir string) error {
 		simCache = filepath.Join(dir, "simulate-cache")
-		return m.Run()
-	}()
-	os.Exit(code)
+		return nil
+	}, nil)
 }
 
 // checkTimeout bounds every wait for the agent, the runtime and the cgroups
@@ -113,24 +101,18 @@ type env struct {
 // Cleanup kills the agent, then tears containerd down.
 func newEnv(t *testing.T, policy string, opts ...func(*agent.Options)) *env {
 	t.Helper()
-	online, err := containerd.OnlineCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if set, err := cpuset.Parse(online); err != nil || set.Size() < 2 {
-		t.Fatalf("online CPUs %q: these tests need at least 2 CPUs to tell a placement from none (err %v)", online, err)
-	}
+	online := agent.OnlineCPUs(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
-	c := containerd.Start(t, containerd.Options{})
-	o := agent.Options{Binary: binary, NRISocket: c.NRISocket, Policy: policy}
+	o := agent.Options{Binary: binary, Policy: policy}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a := agent.Start(t, o)
+	n := agent.StartNode(t, containerd.Options{}, o)
+	c, a := n.Containerd, n.Agent
 	t.Logf("agent ready after %v (cold compilation cache); metrics at %s", a.ReadyAfter, a.MetricsURL)
 	return &env{
-		ctx: ctx, c: c, a: a, policy: cmp.Or(policy, "topology-aware"), online: online,
+		ctx: ctx, c: c, a: a, policy: cmp.Or(policy, "topology-aware"), online: online.String(),
 		pods: map[string]*containerd.Pod{}, ids: map[string]string{},
 	}
 }

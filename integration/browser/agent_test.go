@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/integration/agent"
 	"github.com/nriwasm/nriwasm/integration/containerd"
 )
@@ -22,18 +21,11 @@ import (
 // and draws each container on the CPUs of its real cgroup; `nriwasm status`
 // prints the same map from the command line.
 func TestAgentLiveMap(t *testing.T) {
-	online, err := containerd.OnlineCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := cpuset.MustParse(online).Sorted()
-	if len(ids) < 2 {
-		t.Fatalf("online CPUs %q: the test needs 2 to tell two containers apart", online)
-	}
+	ids := agent.OnlineCPUs(t, 2).Sorted()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c := containerd.Start(t, containerd.Options{})
-	a := agent.Start(t, agent.Options{Binary: binary, NRISocket: c.NRISocket, Policy: "conformance"})
+	n := agent.StartNode(t, containerd.Options{}, agent.Options{Binary: binary, Policy: "conformance"})
+	c, a := n.Containerd, n.Agent
 	want := map[string]string{ // namespace/pod/container → the CPU the annotation asks for
 		"default/first/c":  fmt.Sprint(ids[0]),
 		"default/second/c": fmt.Sprint(ids[len(ids)-1]),

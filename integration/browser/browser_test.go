@@ -33,24 +33,13 @@ import (
 var binary, chromium string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nriwasm-browser-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := func() int {
-		defer os.RemoveAll(dir)
+	agent.Main(m, "nriwasm-browser-", &binary, func(string) error {
+		var err error
 		if chromium, err = exec.LookPath("chromium"); err != nil {
-			fmt.Fprintln(os.Stderr, "the browser tests need Debian's chromium (make browser-test installs it):", err)
-			return 1
+			return fmt.Errorf("the browser tests need Debian's chromium (make browser-test installs it): %w", err)
 		}
-		if binary, err = agent.Build(dir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return m.Run()
-	}()
-	os.Exit(code)
+		return nil
+	}, nil)
 }
 
 // page is what the browser shows of a CPU map page.

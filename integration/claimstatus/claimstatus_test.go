@@ -22,6 +22,8 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/claimstatus"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestMain(m *testing.M) { os.Exit(kubeapi.Main(m)) }
@@ -254,7 +256,7 @@ func TestRecreatedClaimNotWritten(t *testing.T) {
 	if err := e.s.Client().ResourceV1().ResourceClaims(e.ns).Delete(context.Background(), old.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the claim to be gone", func() bool {
+	testkit.Eventually(t, "the claim to be gone", func() bool {
 		_, err := e.s.Client().ResourceV1().ResourceClaims(e.ns).Get(context.Background(), old.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -306,7 +308,7 @@ func TestWritesWaitForTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Clear(b)
-	eventually(t, "failed attempts while the API server is down", func() bool { return len(w.failed()) >= 4 })
+	testkit.Eventually(t, "failed attempts while the API server is down", func() bool { return len(w.failed()) >= 4 })
 	if n := w.Pending(); n != 2 {
 		t.Errorf("Pending() = %d while the API server is down, want 2", n)
 	}

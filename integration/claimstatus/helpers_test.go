@@ -17,6 +17,8 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/claimstatus"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 const (
@@ -59,7 +61,11 @@ func startWriter(t testing.TB, c kubernetes.Interface, opts ...claimstatus.Optio
 			w.failures = append(w.failures, failure{claim, err, retry})
 		}),
 	}, opts...)
-	w.Writer = claimstatus.New(c, driver, opts...)
+	cw, err := claimstatus.New(c, driver, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Writer = cw
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -75,18 +81,7 @@ func startWriter(t testing.TB, c kubernetes.Interface, opts ...claimstatus.Optio
 // wait waits until everything queued is written or dropped.
 func (w *writer) wait(t testing.TB) {
 	t.Helper()
-	eventually(t, "the claim status writer to finish", func() bool { return w.Pending() == 0 })
-}
-
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the claim status writer to finish", func() bool { return w.Pending() == 0 })
 }
 
 // env is a node with the driver on it and a namespace for claims.

@@ -89,11 +89,14 @@ func TestServerRefusesWhatSetRefuses(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := claimstatus.New(fake.NewClientset(), driver)
+			w, err := claimstatus.New(fake.NewClientset(), driver)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := w.Set(ref, []claimstatus.Device{{Pool: e.node, Device: "nic-0", Status: tc.ours}}); err == nil {
 				t.Error("Set accepted it")
 			}
-			err := send(tc.raw(base()))
+			err = send(tc.raw(base()))
 			if !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) {
 				t.Errorf("the API server answered %v, want it refused (Invalid or BadRequest)", err)
 			}

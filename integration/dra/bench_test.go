@@ -15,6 +15,8 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/dra/kubelettest"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // BenchmarkPublish1024Devices: the time from a changed device list of 1,024
@@ -24,14 +26,14 @@ func BenchmarkPublish1024Devices(b *testing.B) {
 	s := kubeapi.Shared(b)
 	m := &devicesManager{devices: make(chan *abi.DevicesResponse, 1), current: generated(8)}
 	n := startDriver(b, s, generatedDriver, m)
-	waitFor(b, "the first slice", func() bool { return len(slicesOf(b, s.Client(), generatedDriver, n.name)) == 1 })
+	testkit.Eventually(b, "the first slice", func() bool { return len(slicesOf(b, s.Client(), generatedDriver, n.name)) == 1 })
 	sizes := []int{1024, 8}
 	b.ResetTimer()
 	for i := range b.N {
 		want := sizes[i%2]
 		m.devices <- generated(want)
 		n.driver.Republish()
-		waitFor(b, fmt.Sprintf("%d devices", want), func() bool {
+		testkit.Eventually(b, fmt.Sprintf("%d devices", want), func() bool {
 			total := 0
 			for _, sl := range slicesOf(b, s.Client(), generatedDriver, n.name) {
 				total += len(sl.Spec.Devices)
@@ -68,7 +70,7 @@ func BenchmarkPrepare(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		waitFor(b, "the status", func() bool {
+		testkit.Eventually(b, "the status", func() bool {
 			got, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, c.Name, metav1.GetOptions{})
 			return err == nil && len(got.Status.Devices) == 1
 		})
@@ -77,7 +79,7 @@ func BenchmarkPrepare(b *testing.B) {
 		if err := n.plugin.Unprepare(ctx, ref); err != nil {
 			b.Fatal(err)
 		}
-		waitFor(b, "the status cleared", func() bool {
+		testkit.Eventually(b, "the status cleared", func() bool {
 			got, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, c.Name, metav1.GetOptions{})
 			return err == nil && len(got.Status.Devices) == 0
 		})

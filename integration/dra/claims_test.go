@@ -23,6 +23,8 @@ import (
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
 	"github.com/nriwasm/nriwasm/policies/builtin"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 const taDriver = "topology-aware.nri.io"
@@ -72,7 +74,7 @@ func TestAClaimAllocatedFromOurSlicesPrepares(t *testing.T) {
 	nodeName := s.UniqueName("node")
 	m := policyManager(t, nodeName)
 	n := startDriverOn(t, s, nodeName, taDriver, m)
-	waitFor(t, "the policy's 4 devices published", func() bool {
+	testkit.Eventually(t, "the policy's 4 devices published", func() bool {
 		sl := slicesOf(t, s.Client(), taDriver, nodeName)
 		return len(sl) == 1 && len(sl[0].Spec.Devices) == 4
 	})
@@ -117,7 +119,7 @@ func TestAClaimAllocatedFromOurSlicesPrepares(t *testing.T) {
 	}
 
 	var cpus string
-	waitFor(t, "the device status on the claim", func() bool {
+	testkit.Eventually(t, "the device status on the claim", func() bool {
 		c, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
 		if err != nil || len(c.Status.Devices) != 1 {
 			return false
@@ -140,7 +142,7 @@ func TestAClaimAllocatedFromOurSlicesPrepares(t *testing.T) {
 	if _, err := os.Stat(n.cdi.Path(string(claim.UID))); !os.IsNotExist(err) {
 		t.Errorf("CDI spec still there: %v", err)
 	}
-	waitFor(t, "our status entries removed", func() bool {
+	testkit.Eventually(t, "our status entries removed", func() bool {
 		c, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
 		return err == nil && len(c.Status.Devices) == 0
 	})

@@ -71,7 +71,11 @@ func startDriverOn(t testing.TB, s *kubeapi.Server, nodeName, driverName string,
 		t.Fatal(err)
 	}
 	log := testLogger(t)
-	n.status = claimstatus.New(n.client, driverName, claimstatus.WithLogger(log), claimstatus.WithBackoff(50*time.Millisecond, time.Second))
+	status, err := claimstatus.New(n.client, driverName, claimstatus.WithLogger(log), claimstatus.WithBackoff(50*time.Millisecond, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.status = status
 	n.driver, err = dra.New(m, dra.Options{DriverName: driverName, NodeName: n.name, KubeClient: n.client,
 		PluginDataDir: data, RegistrarDir: reg, CDI: n.cdi, Status: n.status, Logger: log})
 	if err != nil {
@@ -100,16 +104,6 @@ func slicesOf(t testing.TB, c kubernetes.Interface, driverName, nodeName string)
 		t.Fatal(err)
 	}
 	return list.Items
-}
-
-// waitFor polls cond every 5 ms (benchmarks time with it) for up to a minute.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
 }
 
 // devicesManager offers a fixed device list and prepares nothing: the

@@ -18,6 +18,8 @@ import (
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 const netdevDriver = "netdev.nri.io"
@@ -57,7 +59,7 @@ func TestNetdevNetworkDataLandsOnTheClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := startDriverOn(t, s, nodeName, netdevDriver, m)
-	waitFor(t, "the interfaces published", func() bool {
+	testkit.Eventually(t, "the interfaces published", func() bool {
 		sl := slicesOf(t, s.Client(), netdevDriver, nodeName)
 		return len(sl) == 1 && slices.ContainsFunc(sl[0].Spec.Devices, func(d resourcev1.Device) bool { return d.Name == "ens1f0" })
 	})
@@ -68,7 +70,7 @@ func TestNetdevNetworkDataLandsOnTheClaim(t *testing.T) {
 		t.Fatalf("Prepare: %v", err)
 	}
 	var got resourcev1.AllocatedDeviceStatus
-	waitFor(t, "the network data on the claim", func() bool {
+	testkit.Eventually(t, "the network data on the claim", func() bool {
 		c, err := s.Client().ResourceV1().ResourceClaims(ns).Get(ctx, claim.Name, metav1.GetOptions{})
 		if err != nil || len(c.Status.Devices) != 1 {
 			return false

@@ -17,6 +17,8 @@ import (
 	"github.com/nriwasm/nriwasm/host/validate"
 	"github.com/nriwasm/nriwasm/host/validate/validatetest"
 	"github.com/nriwasm/nriwasm/integration/kubeapi"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 const generatedDriver = "generated.nri.io"
@@ -54,20 +56,20 @@ func TestSlicesArePublishedSplitAndUpdated(t *testing.T) {
 		}
 		return len(list), devices, generation
 	}
-	waitFor(t, "8 slices of 1,024 devices", func() bool { sl, d, _ := count(); return sl == 8 && d == 1024 })
+	testkit.Eventually(t, "8 slices of 1,024 devices", func() bool { sl, d, _ := count(); return sl == 8 && d == 1024 })
 	t.Logf("FIGURE publishing 1,024 devices as 8 slices took %v (driver start included)", time.Since(start))
 	_, _, gen := count()
 
 	m.devices <- generated(100)
 	n.driver.Republish()
-	waitFor(t, "1 slice of 100 devices", func() bool { sl, d, g := count(); return sl == 1 && d == 100 && g >= gen })
+	testkit.Eventually(t, "1 slice of 100 devices", func() bool { sl, d, g := count(); return sl == 1 && d == 100 && g >= gen })
 
 	// Growing needs more than one write: the pool's generation is bumped, so
 	// the allocator never mixes slices of two versions.
 	_, _, gen = count()
 	m.devices <- generated(300)
 	n.driver.Republish()
-	waitFor(t, "3 slices of 300 devices, a newer generation", func() bool { sl, d, g := count(); return sl == 3 && d == 300 && g > gen })
+	testkit.Eventually(t, "3 slices of 300 devices, a newer generation", func() bool { sl, d, g := count(); return sl == 3 && d == 300 && g > gen })
 }
 
 // TestTheAPIServerAgreesWithValidate: every answer host/validate refuses, the

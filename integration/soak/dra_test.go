@@ -4,18 +4,12 @@ package soak
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	resourcev1 "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/host/dra/kubelettest"
@@ -34,8 +28,7 @@ const driver = "topology-aware.nri.io"
 type draSoak struct {
 	s                    *kubeapi.Server
 	node, ns, class      string
-	base, regDir, cdiDir string
-	dataDir, kubeconfig  string
+	agent                kubeapi.AgentDRA
 	plugin               *kubelettest.Plugin
 	n                    int
 	prepared, unprepared int
@@ -58,51 +51,20 @@ func newDRASoak(s *soak) *draSoak {
 	d.s.CreateNode(t, d.node)
 	d.s.InstallDriver(t, driver)
 	d.ns = d.s.Namespace(t)
-	base, err := os.MkdirTemp("", "soak-dra-") // short: unix socket paths
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	d.base = base
-	d.regDir, d.dataDir, d.cdiDir = filepath.Join(base, "reg"), filepath.Join(base, "data"), filepath.Join(base, "cdi")
-	for _, dir := range []string{d.regDir, d.dataDir, d.cdiDir} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d.kubeconfig = filepath.Join(base, "kubeconfig")
-	writeKubeconfig(s, d.s.DriverConfig(t, d.node, driver), d.kubeconfig)
-	class := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: d.s.UniqueName("soak-cpu")}, Spec: resourcev1.DeviceClassSpec{
-		Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + driver + `"`}}},
-	}}
-	if _, err := d.s.Client().ResourceV1().DeviceClasses().Create(s.ctx, class, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	d.class = class.Name
+	d.agent = d.s.NewAgentDRA(t, d.node, driver)
+	d.class = d.s.CreateDeviceClass(t, "soak-cpu", driver)
 	t.Setenv("NODE_NAME", d.node) // the agent's node, as the downward API sets it
 	return d
 }
 
-func writeKubeconfig(s *soak, rc *rest.Config, path string) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["soak"] = &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.CAFile, CertificateAuthorityData: rc.CAData}
-	kc.AuthInfos["driver"] = &clientcmdapi.AuthInfo{Token: rc.BearerToken, TokenFile: rc.BearerTokenFile,
-		ClientCertificateData: rc.CertData, ClientKeyData: rc.KeyData}
-	kc.Contexts["soak"] = &clientcmdapi.Context{Cluster: "soak", AuthInfo: "driver"}
-	kc.CurrentContext = "soak"
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
 // containerdOptions are containerd's options with the CDI directory.
 func (d *draSoak) containerdOptions() containerd.Options {
-	return containerd.Options{CDISpecDirs: []string{d.cdiDir}}
+	return containerd.Options{CDISpecDirs: []string{d.agent.CDIDir}}
 }
 
 // config is the agent configuration's DRA part; policyConfig the policy's.
 func (d *draSoak) config() string {
-	return "dra:\n  kubeconfig: " + d.kubeconfig + "\n  registrarDir: " + d.regDir + "\n  pluginDataDir: " + d.dataDir + "\n  cdiDir: " + d.cdiDir + "\n"
+	return d.agent.Config()
 }
 
 const policyConfig = "    dra: {enabled: true}\n"
@@ -118,7 +80,7 @@ func (d *draSoak) register(s *soak) {
 	deadline := time.Now().Add(settle)
 	for {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-		p, err := kubelettest.Register(ctx, d.regDir)
+		p, err := kubelettest.Register(ctx, d.agent.RegistrarDir)
 		cancel()
 		if err == nil {
 			d.plugin = p
@@ -150,13 +112,7 @@ func (d *draSoak) prepare(s *soak) {
 	d.n++
 	ctx := s.ctx
 	claims := d.s.Client().ResourceV1().ResourceClaims(d.ns)
-	claim, err := claims.Create(ctx, &resourcev1.ResourceClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("claim%d", d.n), Namespace: d.ns},
-		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
-			Name: "cpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: d.class,
-				Capacity: &resourcev1.CapacityRequirements{Requests: map[resourcev1.QualifiedName]resource.Quantity{"dra.cpu/cpu": resource.MustParse("1")}}},
-		}}}},
-	}, metav1.CreateOptions{})
+	claim, err := claims.Create(ctx, kubeapi.CPUClaim(d.ns, fmt.Sprintf("claim%d", d.n), d.class), metav1.CreateOptions{})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -183,14 +139,12 @@ func (d *draSoak) prepare(s *soak) {
 	var cpus string
 	s.a.Eventually(s.t, settle, func() string {
 		c, err := claims.Get(ctx, claim.Name, metav1.GetOptions{})
-		if err != nil || len(c.Status.Devices) != 1 || c.Status.Devices[0].Data == nil {
+		if err != nil {
 			return fmt.Sprintf("waiting for claim %s's status (%v)", claim.Name, err)
 		}
-		var data struct {
-			CPUSet string `json:"cpuset"`
+		if cpus = kubeapi.ClaimCPUSet(c); cpus == "" {
+			return fmt.Sprintf("waiting for claim %s's status", claim.Name)
 		}
-		_ = json.Unmarshal(c.Status.Devices[0].Data.Raw, &data)
-		cpus = data.CPUSet
 		return ""
 	})
 	pod, err := s.c.RunPodSandbox(ctx, containerd.PodOptions{Name: fmt.Sprintf("dra%d", d.n), Namespace: d.ns, QOS: containerd.BestEffort})
@@ -217,7 +171,7 @@ func (d *draSoak) unprepare(s *soak) {
 			s.violations++
 			s.t.Errorf("event %d: VIOLATION: unprepare of claim %s: %v", s.events, c.ref.Name, err)
 		}
-		spec := filepath.Join(d.cdiDir, driver+"-claim_"+c.ref.UID+".json") // abi/README.md section 10
+		spec := filepath.Join(d.agent.CDIDir, driver+"-claim_"+c.ref.UID+".json") // abi/README.md section 10
 		if _, err := os.Stat(spec); !os.IsNotExist(err) {
 			s.violations++
 			s.t.Errorf("event %d: VIOLATION: claim %s's CDI spec %s left after unprepare (%v)", s.events, c.ref.Name, spec, err)

@@ -31,33 +31,20 @@ import (
 var binary, trapping string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nriwasm-soak-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := func() int {
-		defer os.RemoveAll(dir)
-		if binary, err = agent.Build(dir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	agent.Main(m, "nriwasm-soak-", &binary, func(dir string) error {
 		// Named like the policy it wraps: the agent names the policy, and its
 		// DRA driver, after the file.
 		if err := os.Mkdir(filepath.Join(dir, "trapping"), 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 		trapping = filepath.Join(dir, "trapping", "topology-aware.wasm")
 		build := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", trapping, "./testdata/trapping")
 		build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building the trapping policy: %v\n%s", err, out)
-			return 1
+			return fmt.Errorf("building the trapping policy: %w\n%s", err, out)
 		}
-		return kubeapi.Main(m) // stops the API server of the DRA part, if it started
-	}()
-	os.Exit(code)
+		return nil
+	}, kubeapi.Main) // kubeapi.Main stops the API server of the DRA part, if it started
 }
 
 // settle bounds how long the cgroups may take to agree after a step.
@@ -109,14 +96,7 @@ func TestSoak(t *testing.T) {
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("soak: %v, seed %d", d, seed)
-	onlineList, err := containerd.OnlineCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	online := cpuset.MustParse(onlineList)
-	if online.Size() < 2 {
-		t.Fatalf("online CPUs %q: the soak needs at least 2", onlineList)
-	}
+	online := agent.OnlineCPUs(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), d+10*time.Minute)
 	defer cancel()
 	s := &soak{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, seed)), online: online, ctrs: map[string]live{}, traps: map[string]int{}}
@@ -128,8 +108,8 @@ func TestSoak(t *testing.T) {
 		s.dra = newDRASoak(s)
 		opts = s.dra.containerdOptions()
 	}
-	s.c = containerd.Start(t, opts)
-	s.a = agent.Start(t, agent.Options{Binary: binary, NRISocket: s.c.NRISocket, Policy: trapping, Config: s.config(fmt.Sprint(s.cpus[0]))})
+	n := agent.StartNode(t, opts, agent.Options{Binary: binary, Policy: trapping, Config: s.config(fmt.Sprint(s.cpus[0]))})
+	s.c, s.a = n.Containerd, n.Agent
 	if s.dra != nil {
 		s.dra.register(s)
 		s.dra.waitForSlices(s)

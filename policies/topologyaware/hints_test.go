@@ -86,3 +86,24 @@ func topologyHintsIgnoredScenario(t *testing.T, open opener) {
 		h.check()
 	}
 }
+
+// TestExclusiveBesideShared: an exclusive CPU is cut from what the shared
+// containers of its pool leave whole (nri-plugins' SliceableCPUs): with 500m
+// shared on node 2 (CPUs 8-11, cores 8/9 and 10/11) the allocator keeps 8, 9
+// and 10 sliceable and the exclusive CPU is 10, the thread of the core with
+// the fewest sliceable threads, not the lowest free CPU 8. nri-plugins'
+// policy, run on N4C16 with the same requests, gives the same CPUs.
+func TestExclusiveBesideShared(t *testing.T) { nativeAndWasm(t, exclusiveBesideSharedScenario) }
+
+func exclusiveBesideSharedScenario(t *testing.T, open opener) {
+	h := mustOpen(t, open, "N4C16", "")
+	h.Create(burstable("a", 500).WithDevice("/dev/nvme2n1", false, onNode("2")))
+	h.Create(guaranteed("b", 2000).WithDevice("/dev/nvme1n1", false, onNode("1")))
+	h.Create(guaranteed("c", 1000).WithDevice("/dev/nvme2n1", false, onNode("2")))
+	for id, want := range map[string]string{"a": "8-9,11", "b": "4-5", "c": "10"} {
+		if got := h.poolOf(id)[0]; got != want {
+			t.Errorf("%s: cpus %s, want %s", id, got, want)
+		}
+	}
+	h.check()
+}

@@ -46,13 +46,19 @@ func (s *state) adoptMixed(byPod map[string]*abi.PodSandbox, mixed, rest []*abi.
 		req := s.cfg.classify(pod, spec)
 		x, mems := xs[i], spec.GetAssignment().GetCpusetMems()
 		p := s.poolHolding(x, mems)
-		if p == nil || !x.IsSubsetOf(p.sharedSet()) {
+		// A mixed grant's whole CPUs may be isolated ones (a single
+		// core, preferIsolatedCPUs): those are its exclusive part.
+		e := x.Intersection(s.res.isolated)
+		iso := !e.IsEmpty()
+		if p == nil || !x.Difference(e).IsSubsetOf(p.sharedSet()) || iso && (e.Size() != req.cores || e.Intersects(s.exclusive)) {
 			rest = append(rest, spec)
 			continue
 		}
-		var e cpuset.Set
-		ok := false
+		ok := iso
 		for _, h := range hints {
+			if ok {
+				break
+			}
 			if h.IsSubsetOf(x) && x.Size()-h.Size() == req.cores {
 				e, ok = x.Difference(h), true
 				break
@@ -67,7 +73,7 @@ func (s *state) adoptMixed(byPod map[string]*abi.PodSandbox, mixed, rest []*abi.
 			continue
 		}
 		c := s.adopted(pod, spec, kindMixed)
-		c.cpus, c.cpusText, c.milli, c.pool = e, e.String(), req.milli, p
+		c.cpus, c.cpusText, c.milli, c.pool, c.isolated = e, e.String(), req.milli, p, iso
 		s.add(c)
 		if c.pinCPU {
 			// What it runs with; a later grant of this loop shrinks the

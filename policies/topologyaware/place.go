@@ -285,14 +285,53 @@ func (s *state) choose(fits func(*pool) bool, cmpPools order) *pool {
 // shared capacity to spare in p (a mixed grant's fraction).
 func (s *state) pickExclusive(p *pool, n int, iso bool, extra int64) (cpuset.Set, bool, bool) {
 	if iso {
+		if p.free() < extra {
+			return cpuset.Set{}, true, false
+		}
 		set, ok := s.ix.pick(p.isolated.Difference(s.exclusive), n, nil)
 		return set, true, ok
 	}
 	if p.free() < 1000*int64(n)+extra {
 		return cpuset.Set{}, false, false
 	}
-	set, ok := s.ix.pick(p.sharedSet(), n, s.budgetBelow(p))
+	set, ok := s.ix.pick(s.sliceable(p), n, s.budgetBelow(p))
 	return set, false, ok
+}
+
+// sliceable is what exclusive CPUs of p are cut from (nri-plugins'
+// SliceableCPUs): for every pool below p (p itself when it is a leaf), the
+// whole CPUs its free shared capacity covers, as the allocator would pick
+// them from its shared CPUs. Where shared containers hold capacity, this
+// leaves out the CPUs the allocator would give up last, so an exclusive
+// grant lands on a core the shared containers already split rather than on
+// the lowest free one.
+func (s *state) sliceable(p *pool) cpuset.Set {
+	if len(p.children) == 0 {
+		return s.coveredShared(p)
+	}
+	var out cpuset.Set
+	var walk func(q *pool)
+	walk = func(q *pool) {
+		for _, c := range q.children {
+			out = out.Union(s.coveredShared(c))
+			walk(c)
+		}
+	}
+	walk(p)
+	return out
+}
+
+// coveredShared is the allocator's pick of as many of q's shared CPUs as its
+// free shared capacity covers in whole CPUs: all of them when nothing is
+// granted.
+func (s *state) coveredShared(q *pool) cpuset.Set {
+	shared := q.sharedSet()
+	keep := q.freeWhole()
+	if keep >= shared.Size() {
+		return shared
+	}
+	set, _ := s.ix.pick(shared, keep, nil)
+	return set
 }
 
 // budgetBelow limits a pick to what the pools strictly below top can spare

@@ -52,6 +52,7 @@ type pool struct {
 	sharedText string // shared in list form, when not stale
 	stale      bool
 	granted    int64        // shared milli-CPU of the containers in its subtree
+	tokens     int64        // of which the 1m tokens of containers that request no CPU
 	members    []*container // the containers whose cpuset follows shared, by id
 	dirty.Mark              // set while queued in state.changed
 	seen       int          // the state.epoch of the last refresh that visited it
@@ -79,6 +80,17 @@ func (p *pool) free() int64 {
 		f = min(f, a.slack())
 	}
 	return f
+}
+
+// freeWhole is how many whole CPUs of shared capacity p has free as
+// nri-plugins counts them (AllocatableSharedCPU / 1000): free without the
+// tokens of containers that request no CPU.
+func (p *pool) freeWhole() int {
+	f := p.slack() + p.tokens
+	for a := p.parent; a != nil; a = a.parent {
+		f = min(f, a.slack()+a.tokens)
+	}
+	return int(max(f, 0) / 1000)
 }
 
 // buildPools builds the tree over the online CPUs: root, sockets, dies,

@@ -60,9 +60,12 @@ const kubeSystem = "kube-system"
 //     for more CPUs only when annotated; require-isolated-cpus is
 //     prefer-isolated-cpus that refuses the container when not enough
 //     isolated CPUs are free;
-//   - Guaranteed above 1 CPU with a fraction → mixed: the whole CPUs
-//     exclusive, the fraction shared (never isolated), unless
-//     prefer-shared-cpus.
+//   - Guaranteed between 1 and 2 CPUs with a fraction → mixed: the whole
+//     CPU exclusive (isolated as for a single CPU), the fraction shared,
+//     unless prefer-shared-cpus;
+//   - Guaranteed of 2 CPUs or more with a fraction → shared, the whole
+//     request, unless prefer-shared-cpus is annotated "false" (not merely
+//     configured): then mixed, isolated only when annotated.
 func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 	milli := max(c.GetResources().GetCpuRequestMilli(), 0)
 	r := request{kind: kindShared, milli: max(milli, 1), pinMems: cfg.PinMemory && !preserveAnnotation(pod, c, keyPreserveMemory)}
@@ -85,15 +88,26 @@ func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 	if shared {
 		return r
 	}
-	if milli%1000 != 0 {
-		r.kind, r.cores, r.milli = kindMixed, int(milli/1000), milli%1000
-		return r
-	}
+	cores, fraction := int(milli/1000), milli%1000
 	isolate, isolateSet, strict := isolationPreference(pod, c)
 	if !isolateSet {
-		isolate = cfg.PreferIsolatedCPUs && milli == 1000
+		// Isolated CPUs by default only for a single core (nri-plugins:
+		// "for multiple cores, isolated preference must be explicitly
+		// annotated").
+		isolate = cfg.PreferIsolatedCPUs && cores == 1
 	}
-	r.kind, r.cores, r.isolate = kindExclusive, int(milli/1000), isolate
+	if fraction != 0 {
+		// 2 CPUs or more with a fraction are mixed only when
+		// prefer-shared-cpus is annotated "false"; otherwise shared
+		// (nri-plugins' cpuAllocationPreferences).
+		if cores >= 2 && !sharedSet {
+			return r
+		}
+		r.kind, r.cores, r.milli, r.isolate = kindMixed, cores, fraction, isolate
+		r.requireIsolated = isolate && strict
+		return r
+	}
+	r.kind, r.cores, r.isolate = kindExclusive, cores, isolate
 	r.requireIsolated = isolate && strict
 	return r
 }

@@ -117,12 +117,24 @@ func (s *state) existingLevel(lv level) level {
 	return levelSocket
 }
 
+// token is the milli-CPU c holds only so that it is placed somewhere: a
+// shared container that requests no CPU holds 1m (nri-plugins grants it
+// nothing).
+func (c *container) token() int64 {
+	if c.milli == 1 && c.spec.GetResources().GetCpuRequestMilli() <= 0 {
+		return 1
+	}
+	return 0
+}
+
 // add records c and accounts for what it holds.
 func (s *state) add(c *container) {
 	switch c.kind {
 	case kindShared:
+		token := c.token()
 		for p := c.pool; p != nil; p = p.parent {
 			p.granted += c.milli
+			p.tokens += token
 		}
 	case kindReserved:
 		s.reservedGranted += c.milli
@@ -187,8 +199,10 @@ func (s *state) remove(id string) {
 	}
 	switch c.kind {
 	case kindShared:
+		token := c.token()
 		for p := c.pool; p != nil; p = p.parent {
 			p.granted -= c.milli
+			p.tokens -= token
 		}
 	case kindReserved:
 		s.reservedGranted -= c.milli

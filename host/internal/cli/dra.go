@@ -61,7 +61,10 @@ func startDRA(cfg *config.Config, policy string, m *resmgr.Manager, log logr.Log
 	if err := removeStaleSpecs(specs, m.PreparedClaims(), log); err != nil {
 		return nil, err
 	}
-	status := claimstatus.New(client, driver, claimstatus.WithLogger(log.WithName("claimstatus")))
+	status, err := claimstatus.New(client, driver, claimstatus.WithLogger(log.WithName("claimstatus")))
+	if err != nil {
+		return nil, fmt.Errorf("dra: %w", err)
+	}
 	dataDir := d.DataDir(driver)
 	for _, dir := range []string{dataDir, d.RegistrarDir} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {

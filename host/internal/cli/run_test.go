@@ -12,7 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 func TestRunFlagsOverride(t *testing.T) {
@@ -87,16 +88,16 @@ func TestRunServesProbesAndReloads(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
 
-	waitFor(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
+	testkit.Eventually(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
 	want(t, get(addr, "/readyz"), http.StatusServiceUnavailable)
 	write(", config: reject") // the conformance policy rejects this configuration
-	waitFor(t, "rejected reload", func() bool {
+	testkit.Eventually(t, "rejected reload", func() bool {
 		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="rejected"} 1`)
 	})
 	if err := os.WriteFile(conf, []byte(strings.Replace(readFile(t, conf), "nri: {", "nri: {pluginName: other, ", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "restart-required reload", func() bool {
+	testkit.Eventually(t, "restart-required reload", func() bool {
 		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="restart_required"} 1`)
 	})
 	cancel()
@@ -144,16 +145,6 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// waitFor polls cond; it fails the test only after a generous deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
-}
-
 // syncBuffer is a bytes.Buffer safe for the agent's goroutines.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -194,7 +185,7 @@ func TestRunWithoutClusterAccessLeavesDRAOff(t *testing.T) {
 	var logs syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
-	waitFor(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
+	testkit.Eventually(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("runAgent: %v\n%s", err, logs.String())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"os"
@@ -40,6 +41,10 @@ type expectation struct {
 	MemsOneOf        map[string][]string      `json:"memsOneOf"`
 	Sizes            []expectedSizes          `json:"sizes"`
 	Absent           []string                 `json:"absent"`
+	// Refused is text the step's error must hold: the case expects the
+	// container refused (nri-plugins' CreateContainerError). A step without
+	// it must have no error.
+	Refused string `json:"refused"`
 }
 
 // expectedSizes: the containers Of have, in some order, NCPUs CPUs.
@@ -143,8 +148,17 @@ func checkExpectations(t *testing.T, topo *abi.Topology, file, out string) {
 		byStep[e.Step] = append(byStep[e.Step], e)
 	}
 	for _, s := range report.Steps {
+		refused := ""
+		for _, e := range byStep[s.Step] {
+			refused = cmp.Or(e.Refused, refused)
+		}
 		for _, e := range s.Errors {
-			t.Errorf("step %d: %s", s.Step, e)
+			if refused == "" || !strings.Contains(string(e), refused) {
+				t.Errorf("step %d: %s", s.Step, e)
+			}
+		}
+		if refused != "" && len(s.Errors) == 0 {
+			t.Errorf("step %d: not refused, want an error holding %q", s.Step, refused)
 		}
 		if s.Kind == "remove" {
 			_, target, _ := strings.Cut(s.Target, "/") // namespace/pod[/container]
