@@ -99,7 +99,9 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 				return ok
 			}
 		}
-		if req.isolate {
+		// Try the isolated CPUs only when enough are free anywhere: a
+		// try that fails walks every pool (153 on the 4,096-CPU fixture).
+		if req.isolate && s.res.isolated.Difference(s.exclusive).Size() >= req.cores {
 			c.pool = s.choose(fits(true), byAffinity(byCapacity))
 		}
 		if c.pool == nil && req.requireIsolated {
