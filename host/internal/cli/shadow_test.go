@@ -15,6 +15,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/host/compare"
 	"github.com/nriwasm/nriwasm/host/shadow"
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // TestShadowCommand: `nriwasm shadow` prints the agent's /debug/shadow report
@@ -76,7 +77,7 @@ func TestRunServesTheShadow(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
 
-	waitFor(t, "the shadow running", func() bool {
+	testkit.Eventually(t, "the shadow running", func() bool {
 		out, _, code := run(t, "shadow", "--address", addr)
 		return code == 0 && strings.Contains(out, "shadow policy conformance: running")
 	})
