@@ -48,7 +48,8 @@ FUZZ_TARGETS := \
 	./host/internal/scenario:FuzzParseQuantity \
 	./host/oci/ref:FuzzParse \
 	./host/topology:FuzzDiscover \
-	./host/topology:FuzzParseSize
+	./host/topology:FuzzParseSize \
+	./host/record:FuzzParseFile
 FUZZTIME ?= 10m
 FUZZFLAGS ?=
 

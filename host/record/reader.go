@@ -47,6 +47,11 @@ func readFile(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read record: %w", err)
 	}
+	return parseFile(path, data)
+}
+
+// parseFile decodes one record file's bytes; path names it in errors.
+func parseFile(path string, data []byte) (*File, error) {
 	f := &File{Path: path}
 	for off := 0; off < len(data); {
 		n, k := binary.Uvarint(data[off:])
