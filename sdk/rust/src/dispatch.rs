@@ -52,6 +52,8 @@ impl<P: Policy> Dispatcher<P> {
             capabilities,
             description: desc.summary,
             sdk: SDK_NAME.to_string(),
+            // A Rust policy gets its configuration as the user wrote it.
+            config_format: ConfigFormat::Unspecified as i32,
         };
         Ok(Dispatcher { policy, metadata, initialized: false, host_minor: 0 })
     }
