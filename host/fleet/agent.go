@@ -256,7 +256,7 @@ func (a *Agent) outcomeEntry(o *v1alpha1.PolicyConfig) *v1alpha1.NodeStatus {
 	switch {
 	case err == nil:
 		return a.entry(o, metav1.ConditionTrue, v1alpha1.ReasonApplied, fmt.Sprintf("generation %d runs", o.Generation))
-	case errors.As(err, &restart), errors.Is(err, resmgr.ErrSwapRestartRequired):
+	case errors.As(err, &restart), errors.Is(err, resmgr.ErrRestartRequired):
 		return a.entry(o, metav1.ConditionFalse, v1alpha1.ReasonRestartRequired, err.Error()+": the agent applies it when it restarts; the running configuration stays until then")
 	default:
 		return a.entry(o, metav1.ConditionFalse, v1alpha1.ReasonInvalid, err.Error()+"; the running configuration stays")

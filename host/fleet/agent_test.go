@@ -25,7 +25,7 @@ func TestOutcomeReasons(t *testing.T) {
 	}{
 		{nil, metav1.ConditionTrue, v1alpha1.ReasonApplied, "generation 3 runs"},
 		{&config.RestartError{Fields: []string{"dra.enabled"}}, metav1.ConditionFalse, v1alpha1.ReasonRestartRequired, "restart required to change dra.enabled"},
-		{fmt.Errorf("swap to policy balloons: %w", resmgr.ErrSwapRestartRequired), metav1.ConditionFalse, v1alpha1.ReasonRestartRequired, "swap to policy balloons"},
+		{fmt.Errorf("swap to policy balloons: %w", resmgr.ErrRestartRequired), metav1.ConditionFalse, v1alpha1.ReasonRestartRequired, "swap to policy balloons"},
 		{errors.New("reconfigure policy: config.bogus: unknown field"), metav1.ConditionFalse, v1alpha1.ReasonInvalid, "config.bogus: unknown field; the running configuration stays"},
 	} {
 		t.Run(c.reason, func(t *testing.T) {

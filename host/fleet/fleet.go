@@ -22,7 +22,7 @@ import (
 // Outcome is what an Applier did with a selection.
 type Outcome struct {
 	// Err is nil when the selection now runs; else why not: a
-	// *config.RestartError or resmgr.ErrSwapRestartRequired when it needs a
+	// *config.RestartError or resmgr.ErrRestartRequired when it needs a
 	// restart, any other error when it was refused. The running
 	// configuration stays in either case.
 	Err error

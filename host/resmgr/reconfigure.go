@@ -107,7 +107,7 @@ func (m *Manager) reconfigure(ctx context.Context, cfg *config.Config) (err, ref
 		return fmt.Errorf("reconfigure policy: %w", err), nil
 	}
 	if cfg.DRA.Enabled == nil && resp.GetWantsDra() != m.wantsDRA {
-		err := fmt.Errorf("the policy's new configuration turns DRA %s: restart the agent to apply it", onOff(resp.GetWantsDra()))
+		err := fmt.Errorf("%w: the policy's new configuration turns DRA %s: restart the agent to apply it", ErrRestartRequired, onOff(resp.GetWantsDra()))
 		m.rollBack(ctx, err)
 		return err, nil
 	}

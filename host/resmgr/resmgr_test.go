@@ -143,8 +143,8 @@ func TestApplyConfig(t *testing.T) {
 			if got := m.Config(); (got == tt.cfg) != tt.applied || (!tt.applied && got != before) {
 				t.Fatalf("running config changed = %v, want %v", got != before, tt.applied)
 			}
-			if tt.name == "policy config turning DRA on" && !strings.Contains(err.Error(), "restart the agent") {
-				t.Errorf("err = %v, want it to ask for a restart", err)
+			if tt.name == "policy config turning DRA on" && (!strings.Contains(err.Error(), "restart the agent") || !errors.Is(err, resmgr.ErrRestartRequired)) {
+				t.Errorf("err = %v, want it to ask for a restart and wrap ErrRestartRequired", err)
 			}
 			if tt.name == "restart required" {
 				var re *config.RestartError

@@ -107,9 +107,10 @@ func (e *SwapRefusedError) Error() string {
 	return b.String()
 }
 
-// ErrSwapRestartRequired is wrapped by a swap refused because it needs a
-// restart: the new policy turns DRA on or off, or renames the DRA driver.
-var ErrSwapRestartRequired = errors.New("restart required")
+// ErrRestartRequired is wrapped by a live change refused because it needs a
+// restart: a policy configuration or a swapped-in policy that turns DRA on or
+// off, or renames the DRA driver.
+var ErrRestartRequired = errors.New("restart required")
 
 // Identity returns the running policy's identity.
 func (m *Manager) Identity() Identity {
@@ -170,7 +171,7 @@ func (m *Manager) swapTo(ctx context.Context, cfg *config.Config, reason string)
 	switch {
 	case err == nil:
 		m.metrics.ConfigReload(metrics.ReloadApplied)
-	case errors.Is(err, ErrSwapRestartRequired):
+	case errors.Is(err, ErrRestartRequired):
 		m.metrics.ConfigReload(metrics.ReloadRestartRequired)
 	default:
 		m.metrics.ConfigReload(metrics.ReloadRejected)
@@ -389,10 +390,10 @@ func (m *Manager) draChange(cfg *config.Config, driver string, wantsDRA bool) er
 	}
 	serving := cfg.DRA.Enabled != nil || m.wantsDRA
 	if cfg.DRA.Enabled == nil && wantsDRA != m.wantsDRA {
-		return fmt.Errorf("%w: the new policy turns DRA %s", ErrSwapRestartRequired, onOff(wantsDRA))
+		return fmt.Errorf("%w: the new policy turns DRA %s", ErrRestartRequired, onOff(wantsDRA))
 	}
 	if serving && driver != m.driver {
-		return fmt.Errorf("%w: the DRA driver would be renamed from %s to %s", ErrSwapRestartRequired, m.driver, driver)
+		return fmt.Errorf("%w: the DRA driver would be renamed from %s to %s", ErrRestartRequired, m.driver, driver)
 	}
 	return nil
 }
