@@ -4,8 +4,13 @@ package agent_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +35,8 @@ func shadowReport(t *testing.T, a *agent.Agent) (shadow.Report, bool) {
 // TestAgentShadowDiverges: on a real containerd the agent runs a shadow
 // (topology-aware with pinCPU: false beside topology-aware): the Burstable
 // container runs on the active policy's CPUs — its real cgroup says so — and
-// /debug/shadow shows the CreateContainer divergence with both answers.
+// /debug/shadow shows the CreateContainer divergence with both answers; the
+// agent's record, replayed with the shadow's configuration, shows it too.
 func TestAgentShadowDiverges(t *testing.T) {
 	e := newEnv(t, "", func(o *agent.Options) {
 		o.Config = "policy:\n  name: topology-aware\n  shadow:\n    name: topology-aware\n    config: {pinCPU: false}\n"
@@ -65,4 +71,29 @@ func TestAgentShadowDiverges(t *testing.T) {
 		t.Fatalf("divergence %+v: want %s with the active cpus %q (its cgroup) and none from the shadow", d, w.key(), real)
 	}
 	t.Logf("cgroup cpuset %s; shadow %+v", real, d)
+
+	// The same node's record, replayed by `nriwasm simulate --replay`: the
+	// shadow's configuration shows the same container with other CPUs and
+	// exits 1; the active one replays without a difference.
+	unpinned := filepath.Join(t.TempDir(), "unpinned.yaml")
+	if err := os.WriteFile(unpinned, []byte("pinCPU: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(e.a.StateDir, "record")
+	var out []byte
+	for deadline := time.Now().Add(checkTimeout); ; time.Sleep(200 * time.Millisecond) {
+		var err error
+		out, err = exec.Command(binary, "simulate", "--replay", dir, "--policy", "topology-aware", "--config", unpinned).CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(string(out), "CreateContainer "+w.key()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replay of %s against pinCPU: false never showed %s's CreateContainer (%v):\n%s", dir, w.key(), err, out)
+		}
+	}
+	t.Logf("replay against the shadow's configuration:\n%s", out)
+	if out, err := exec.Command(binary, "simulate", "--replay", dir, "--policy", "topology-aware").CombinedOutput(); err != nil || !strings.Contains(string(out), " 0 differ") {
+		t.Fatalf("replay against the recorded policy and configuration: %v\n%s", err, out)
+	}
 }

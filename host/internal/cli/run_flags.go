@@ -29,7 +29,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.policy, "policy", "", "overrides policy.name: a built-in policy, a .wasm file or oci://REGISTRY/REPOSITORY:TAG (default "+builtin.Default+" without a file)")
 	fl.StringVar(&f.nriSocket, "nri-socket", "", "overrides nri.socketPath (default "+config.DefaultSocketPath+")")
 	fl.StringVar(&f.sysfs, "sysfs", "", "overrides sysfs, the root topology is read from (default "+config.DefaultSysfs+")")
-	fl.StringVar(&f.stateDir, "state-dir", "", "overrides stateDir, where the checkpoint is kept (default "+config.DefaultStateDir+")")
+	fl.StringVar(&f.stateDir, "state-dir", "", "overrides stateDir, where the checkpoint, the caches and the record are kept (default "+config.DefaultStateDir+")")
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", "overrides metrics.address, host:port of /metrics, /healthz, /readyz (default "+config.DefaultMetricsAddress+")")
 }
 
@@ -62,7 +62,8 @@ func (f *runFlags) load() (*config.Config, error) {
 // override applies the flags to a completed configuration (the first one and
 // every one the watch reloads, so that Diff sees only the file's changes) and
 // validates the result. Paths are relative to the working directory; a
-// policy.cacheDir left at its default follows --state-dir.
+// policy.cacheDir, registry.cacheDir or record.dir left at its default
+// follows --state-dir.
 func (f *runFlags) override(cfg *config.Config) error {
 	abs := func(p string) string {
 		if a, err := filepath.Abs(p); err == nil {
@@ -92,6 +93,9 @@ func (f *runFlags) override(cfg *config.Config) error {
 		}
 		if cfg.Registry.CacheDir == filepath.Join(cfg.StateDir, "oci") {
 			cfg.Registry.CacheDir = filepath.Join(abs(f.stateDir), "oci")
+		}
+		if cfg.Record.Dir == filepath.Join(cfg.StateDir, "record") {
+			cfg.Record.Dir = filepath.Join(abs(f.stateDir), "record")
 		}
 		cfg.StateDir = abs(f.stateDir)
 	}

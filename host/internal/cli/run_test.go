@@ -29,10 +29,12 @@ func TestRunFlagsOverride(t *testing.T) {
 			want(t, cfg.Policy.Name, "topology-aware")
 			want(t, cfg.Policy.CacheDir, "/var/lib/nriwasm/cache")
 		}, ""},
-		{"paths are made absolute; the cache follows the state", runFlags{stateDir: "state", nriSocket: "nri.sock", sysfs: "sys", policy: "p.wasm"}, func(t *testing.T, f runFlags) {
+		{"paths are made absolute; the caches and the record follow the state", runFlags{stateDir: "state", nriSocket: "nri.sock", sysfs: "sys", policy: "p.wasm"}, func(t *testing.T, f runFlags) {
 			cfg, _ := f.load()
 			want(t, cfg.StateDir, filepath.Join(wd, "state"))
 			want(t, cfg.Policy.CacheDir, filepath.Join(wd, "state", "cache"))
+			want(t, cfg.Registry.CacheDir, filepath.Join(wd, "state", "oci"))
+			want(t, cfg.Record.Dir, filepath.Join(wd, "state", "record"))
 			want(t, cfg.NRI.SocketPath, filepath.Join(wd, "nri.sock"))
 			want(t, cfg.Sysfs, filepath.Join(wd, "sys"))
 			want(t, cfg.Policy.Name, filepath.Join(wd, "p.wasm"))
