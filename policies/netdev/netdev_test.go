@@ -44,7 +44,11 @@ func machineTopology(t *testing.T, m topologytest.Machine, addrs topology.Addres
 	if err := m.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	topo, err := topology.Discover(dir, topology.WithAddressLookup(addrs))
+	var opts []topology.Option
+	if addrs != nil {
+		opts = append(opts, topology.WithAddressLookup(addrs))
+	}
+	topo, err := topology.Discover(dir, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

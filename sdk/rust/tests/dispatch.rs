@@ -82,6 +82,8 @@ fn info_answers_the_metadata_before_init() {
             capabilities: vec![Method::Init as i32, Method::CreateContainer as i32],
             description: "a test policy".into(),
             sdk: SDK_NAME.into(),
+            // The configuration as the user wrote it: no conversion asked.
+            config_format: ConfigFormat::Unspecified as i32,
         }
     );
     assert!(SDK_NAME.starts_with("nriwasm-rust/"));
