@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +47,7 @@ func TestPushPullLoadRun(t *testing.T) {
 			if !strings.Contains(logs.String(), `msg="policy reference resolved" reference=`+tc.r.String()+" digest="+pushed) {
 				t.Fatalf("the tag's resolution is not logged with its digest:\n%s", logs.String())
 			}
-			for k, want := range map[string]string{AnnotationPolicyName: "conformance", AnnotationVersion: "1.0.0", AnnotationABIVersion: "1.2"} {
+			for k, want := range map[string]string{AnnotationPolicyName: "conformance", AnnotationVersion: "1.0.0", AnnotationABIVersion: fmt.Sprintf("%d.%d", abi.ABIMajor, abi.ABIMinor)} {
 				if got := m.Annotations[k]; got != want {
 					t.Errorf("annotation %s = %q, want %q", k, got, want)
 				}

@@ -20,7 +20,7 @@ func TestBadModulesAreRefusedAtLoad(t *testing.T) {
 		module []byte
 		want   []string
 	}{
-		{"wrong ABI version", rawGuestWrongABI, []string{`policy "bad" speaks ABI v2.0, this host speaks v1.2`}},
+		{"wrong ABI version", rawGuestWrongABI, []string{fmt.Sprintf(`policy "bad" speaks ABI v2.0, this host speaks v%d.%d`, abi.ABIMajor, abi.ABIMinor)}},
 		{"missing export", rawGuestNoCall, []string{`missing export "nriwasm_call" (i32, i32) -> (i64)`}},
 		{"not wasm", []byte("\x00asm but not really"), []string{`policy "bad": `}},
 		{"empty", nil, []string{`policy "bad": `}},

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
@@ -28,7 +30,7 @@ func TestCheckOnACapturedNode(t *testing.T) {
 		t.Fatalf("check exited %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"policy        conformance 1.0.0 (ABI v1.2, nriwasm-go/0.1.0, sealed)",
+		fmt.Sprintf("policy        conformance 1.0.0 (ABI v%d.%d, nriwasm-go/0.1.0, sealed)", abi.ABIMajor, abi.ABIMinor),
 		"capabilities  Init, Reconfigure, Devices",
 		": 2 CPUs, 1 NUMA nodes",
 		`probe         CreateContainer default/probe → cpus "0-1"`,

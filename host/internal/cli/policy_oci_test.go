@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/oci"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
@@ -101,7 +103,7 @@ func TestPolicyPushInspectVerifyPull(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &in); err != nil {
 		t.Fatalf("inspect printed %s: %v", out, err)
 	}
-	if in.Metadata.Name != "conformance" || in.Annotations[oci.AnnotationABIVersion] != "1.2" || in.MediaType != oci.LayerMediaType ||
+	if in.Metadata.Name != "conformance" || in.Annotations[oci.AnnotationABIVersion] != fmt.Sprintf("%d.%d", abi.ABIMajor, abi.ABIMinor) || in.MediaType != oci.LayerMediaType ||
 		!strings.HasPrefix(in.Digest, "sha256:") || in.Reference != signed+"@"+in.Digest || len(in.Exports) == 0 {
 		t.Fatalf("inspect printed %s", out)
 	}
@@ -150,7 +152,7 @@ func TestCheckRunsASignedOCIPolicy(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("check exited %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "policy        conformance 1.0.0 (ABI v1.2") || !strings.Contains(errOut, "policy signature verified") {
+	if !strings.Contains(out, fmt.Sprintf("policy        conformance 1.0.0 (ABI v%d.%d", abi.ABIMajor, abi.ABIMinor)) || !strings.Contains(errOut, "policy signature verified") {
 		t.Fatalf("check printed:\n%s\nlogged:\n%s", out, errOut)
 	}
 }
