@@ -144,7 +144,7 @@ func startWith(t *testing.T, edit func(*dra.Options), claims ...*resourceapi.Res
 	cfg.Policy.Name = "topology-aware"
 	cfg.Policy.Data = []byte("dra:\n  enabled: true\n")
 	cfg.StateDir = t.TempDir()
-	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topology(), NodeName: node, DriverName: driver, Load: loadNative})
+	m, err := resmgr.New(ctx, cfg, topology(), loadNative, resmgr.WithNodeName(node), resmgr.WithDriverName(driver))
 	if err != nil {
 		t.Fatal(err)
 	}
