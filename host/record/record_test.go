@@ -66,7 +66,7 @@ func recordHistory(t *testing.T, maxSize int64, containers int) string {
 	cfg := config.Default()
 	cfg.Policy.Name, cfg.Policy.Data, cfg.StateDir = "topology-aware", []byte(reserveOne), t.TempDir()
 	ctx := context.Background()
-	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topo, NodeName: "node-1", Load: loadNative})
+	m, err := resmgr.New(ctx, cfg, topo, loadNative, resmgr.WithNodeName("node-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
