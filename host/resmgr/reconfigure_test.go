@@ -58,10 +58,9 @@ func TestReconfigureRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			met := metrics.New()
-			m, err := resmgr.New(context.Background(), resmgr.Options{
-				Config: cfg, Topology: policytest.Machine(t, "Desktop1Socket"), NodeName: "node-1",
-				Logger: testLog(t), Metrics: met, Identity: cand.Identity, Load: cand.Load, Resolve: res.resolve,
-			})
+			m, err := resmgr.New(context.Background(), cfg, policytest.Machine(t, "Desktop1Socket"), cand.Load,
+				resmgr.WithNodeName("node-1"), resmgr.WithLogger(testLog(t)), resmgr.WithMetrics(met),
+				resmgr.WithIdentity(cand.Identity), resmgr.WithResolve(res.resolve))
 			if err != nil {
 				t.Fatal(err)
 			}
