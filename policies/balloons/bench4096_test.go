@@ -139,7 +139,7 @@ func threadCPU(b *testing.B) time.Duration {
 // BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
 // the journal of 2,000 live containers.
 func BenchmarkInit4096(b *testing.B) {
-	req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket")}
+	req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: policytest.Machine(b, "Sparse4096CPU8Socket")}
 	policytest.BenchInit(b, transports, req, func(b *testing.B, n int) *abi.RestoreState {
 		return live4096(b, transports[0].Open(b), n).RestoreState()
 	}, 2000)
