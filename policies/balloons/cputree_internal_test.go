@@ -36,17 +36,18 @@ func TestTreeChoice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			free := make([]bool, len(ix.cpus))
-			avail := ix.newCounts()
+			avail, tf := ix.newCounts(), ix.tree.newFree()
 			taken := cpuset.MustParse(tc.taken)
 			nFree := 0
 			for _, id := range ix.onlineIDs {
 				if !taken.Contains(id) {
 					free[id] = true
 					avail.add(ix.cpus[id], 1)
+					ix.tree.add(tf, id, 1)
 					nFree++
 				}
 			}
-			got, ok := ix.inflate(cpuset.MustParse(tc.cur), free, nFree, avail, tc.n, &tc.o)
+			got, ok := ix.inflate(cpuset.MustParse(tc.cur), free, nFree, avail, tf, tc.n, &tc.o)
 			if !ok || got.String() != tc.want {
 				t.Errorf("inflate(%d) with %s taken, balloon %q = %s, %v; want %s", tc.n, tc.taken, tc.cur, got, ok, tc.want)
 			}
