@@ -73,11 +73,11 @@ type state struct {
 	nFree      int
 	freeCounts *counts
 	// treeFree counts the free CPUs per node of the CPU tree.
-	treeFree *treeFree
-	freeDelta  cpuset.Set // CPUs that joined or left free since the last reshare
-	ctrs       map[string]*container
-	specs      map[string]podSpec // what each container was created with, encoded
-	claims     map[string]*claim
+	treeFree  *treeFree
+	freeDelta cpuset.Set // CPUs that joined or left free since the last reshare
+	ctrs      map[string]*container
+	specs     map[string]podSpec // what each container was created with, encoded
+	claims    map[string]*claim
 	// dirty are the balloons whose containers updates checks next.
 	dirty dirty.List[*balloon]
 	// pods are the containers in balloons, by pod.
