@@ -24,7 +24,7 @@ func TestLoadFull(t *testing.T) {
 			Name:        abs,
 			Config:      RawConfig(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
 			MemoryLimit: 512 << 20, CallTimeout: Duration(750 * time.Millisecond),
-			CacheDir: "/var/cache/nriwasm",
+			CacheDir: "/var/cache/nriwasm", SeedDir: "/opt/nriwasm/seed",
 			Swap:     Swap{MaxMoves: 2, CheckInterval: Duration(time.Hour)},
 			Data:     []byte(`{"pools":[{"cpus":4,"name":"shared"}],"reservedCPUs":"0-1"}`),
 			Shadow: &Shadow{Name: "balloons", Config: RawConfig(`{"reservedCPUs":"0"}`), MemoryLimit: 128 << 20,
