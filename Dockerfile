@@ -1,6 +1,6 @@
 # The nriwasm agent's image: one static binary (the built-in policies are
-# embedded) and their compiled code (/usr/lib/nriwasm/seed) on distroless/static. Built where a container engine exists (not
-# in CI here):
+# embedded) and their compiled code (/usr/lib/nriwasm/seed) on
+# distroless/static. Built where a container engine exists (not in CI here):
 #
 #   docker build -t ghcr.io/nriwasm/nriwasm:0.1.0 .
 #
