@@ -30,20 +30,10 @@ type opener = policytest.Opener[*harness]
 var nativeOpen = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: machineTopology(tb, machine), Restore: restore})
+	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})
 	h := &harness{Runtime: rt}
 	rt.AfterChange = h.check
 	return h, err
-}
-
-// machineTopology is a fixture machine, or one of the e2e machines the
-// fidelity cases name.
-func machineTopology(tb testing.TB, machine string) *abi.Topology {
-	tb.Helper()
-	if m, ok := fidelityMachines[machine]; ok {
-		return m(tb)
-	}
-	return policytest.Machine(tb, machine)
 }
 
 func mustOpen(tb testing.TB, open opener, machine, config string) *harness {
