@@ -39,11 +39,11 @@ func startShadow(cfg *config.Config, topo *abi.Topology, available []uint32, dri
 	s, err := shadow.New(shadow.Options{
 		Name: sh.Name,
 		Load: func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
-			name, module, err := loadAgentPolicy(ctx, &shadowCfg, slog)
+			c, err := agentPolicy(ctx, &shadowCfg, shadowCfg.Policy.Name, slog)
 			if err != nil {
 				return nil, err
 			}
-			return resmgr.WasmLoader(name, module, section, slog)(ctx, restore)
+			return c.Load(ctx, restore)
 		},
 		Config: sh.Data, Topology: topo, NodeName: nodeName(), DriverName: driver,
 		Limits: validate.New(topo, limitOpts...), Snapshot: m.Snapshot,
