@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -35,12 +34,7 @@ func runReplay(cmd *cobra.Command, f simulateFlags) error {
 			return fmt.Errorf("read policy config: %w", err)
 		}
 	}
-	handler, err := f.logHandler(cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	logger := logr.FromSlogHandler(handler)
-	name, module, err := f.load(ctx, logger)
+	logger, name, module, err := f.loadLogged(cmd)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/nriwasm/nriwasm/host/config"
@@ -248,6 +249,18 @@ func agentPolicy(ctx context.Context, cfg *config.Config, reference string, log 
 		DriverName: draDriverName(cfg, p.name),
 		Load:       resmgr.WasmLoader(p.name, p.module, &cfg.Policy, log),
 	}, nil
+}
+
+// loadLogged loads the policy --policy names with a logger on the command's
+// stderr at --policy-log's level, which it returns for the policy's own logs.
+func (f *policyFlags) loadLogged(cmd *cobra.Command) (logr.Logger, string, []byte, error) {
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return logr.Logger{}, "", nil, err
+	}
+	logger := logr.FromSlogHandler(handler)
+	name, module, err := f.load(cmd.Context(), logger)
+	return logger, name, module, err
 }
 
 // load loads the policy --policy names.
