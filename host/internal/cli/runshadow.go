@@ -82,10 +82,9 @@ func startRecord(cfg *config.Config, name string, topo *abi.Topology, driver str
 	if dir == "" {
 		dir = filepath.Join(cfg.StateDir, "record")
 	}
-	w, err := record.NewWriter(record.Options{
-		Dir: dir, MaxSize: int64(cfg.Record.MaxSize), Snapshot: m.Snapshot, Logger: log,
-		Header: record.Header{NodeName: nodeName(), Policy: name, Config: cfg.Policy.Data, DriverName: driver, Topology: topo},
-	})
+	w, err := record.NewWriter(dir, int64(cfg.Record.MaxSize),
+		record.Header{NodeName: nodeName(), Policy: name, Config: cfg.Policy.Data, DriverName: driver, Topology: topo},
+		m.Snapshot, record.WithLogger(log))
 	if err != nil {
 		return err
 	}
