@@ -135,9 +135,7 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	if len(idle) > 0 {
-		idle.Report(b, "idle-")
-	}
+	policytest.ReportIdle(b, idle)
 	creates.Report(b, "create-")
 	removes.Report(b, "remove-")
 	createsCPU.Report(b, "create-cpu-")

@@ -114,9 +114,7 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec, mode string
 	}
 	times.Report(b, "")
 	cpu.Report(b, "cpu-")
-	if len(idle) > 0 {
-		idle.Report(b, "idle-")
-	}
+	policytest.ReportIdle(b, idle)
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
 }
 

@@ -40,6 +40,17 @@ func Idle(tb testing.TB, t abi.Transport, mode string, l *Latencies) {
 	}
 }
 
+// ReportIdle reports the idle work Idle recorded, if any, as "idle-p50-ns",
+// "idle-p99-ns" and "idle-max-ns": the longest is what a call arriving
+// during it waits at most.
+func ReportIdle(b *testing.B, l Latencies) {
+	if len(l) == 0 {
+		return
+	}
+	l.Report(b, "idle-")
+	b.ReportMetric(float64(l.Percentile(1).Nanoseconds()), "idle-max-ns")
+}
+
 // ThreadCPU is the CPU time the calling thread has used: around a call
 // made with the goroutine locked to its thread (runtime.LockOSThread), the
 // call's own work, which a loaded machine does not inflate.
