@@ -102,7 +102,7 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 	removes := make(policytest.Latencies, 0, b.N)
 	createsCPU := make(policytest.Latencies, 0, b.N)
 	removesCPU := make(policytest.Latencies, 0, b.N)
-	idle := make(policytest.Latencies, 0, 2*b.N)
+	var idle policytest.IdleTimes
 	updates := 0
 	// The calls run on this goroutine's thread: its CPU time is the call's
 	// work, without the time a loaded machine keeps it waiting.
@@ -121,7 +121,7 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 			b.Fatal("no cpuset")
 		}
 		b.StopTimer()
-		policytest.Idle(b, t, mode, &idle)
+		idle.Idle(b, t, mode)
 		b.StartTimer()
 		start, cpu = time.Now(), policytest.ThreadCPU(b)
 		rresp, err := h.Client.RemoveContainer(ctx, rm)
@@ -131,11 +131,11 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 		}
 		updates += len(resp.Updates) + len(rresp.Updates)
 		b.StopTimer()
-		policytest.Idle(b, t, mode, &idle)
+		idle.Idle(b, t, mode)
 		b.StartTimer()
 	}
 	b.StopTimer()
-	policytest.ReportIdle(b, idle)
+	idle.Report(b)
 	creates.Report(b, "create-")
 	removes.Report(b, "remove-")
 	createsCPU.Report(b, "create-cpu-")
