@@ -16,11 +16,13 @@ type Start func(ctx context.Context, h *Header) (abi.Transport, func(), error)
 
 // Result is what a replay found.
 type Result struct {
-	// Replayed counts the requests sent; Starts the instances initialized
-	// from a header's snapshot (one, plus one after each gap).
-	Replayed, Starts int
+	// Replayed counts the requests sent.
+	Replayed int `json:"replayed"`
+	// Starts counts the instances initialized from a header's snapshot
+	// (one, plus one after each gap).
+	Starts int `json:"starts"`
 	// Differences are the requests answered differently, in order.
-	Differences []Divergence
+	Differences []Divergence `json:"differences"`
 }
 
 // Divergence is one request the replayed policy answers differently from

@@ -75,7 +75,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	name := pol.name
+	name := pol.Identity.Name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
 	// agent a surge upgrade replaces holds it until it exits.
@@ -146,19 +146,19 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	newManager := func() (*resmgr.Manager, error) {
 		opts := []resmgr.Option{
-			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(draDriverName(cfg, pol.name)),
+			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(pol.DriverName),
 			resmgr.WithLogger(log), resmgr.WithMetrics(met),
-			resmgr.WithIdentity(pol.identity(cfg.Policy.Name)), resmgr.WithResolve(resolver(log)),
+			resmgr.WithIdentity(pol.Identity), resmgr.WithResolve(resolver(log)),
 		}
 		if available != nil {
 			opts = append(opts, resmgr.WithAvailableCPUs(available))
 		}
-		return resmgr.New(ctx, cfg, topo, resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log), opts...)
+		return resmgr.New(ctx, cfg, topo, pol.Load, opts...)
 	}
 	m, err := newManager()
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
 		if pol, err = startPolicy(ctx, cfg, log); err == nil {
-			name = pol.name
+			name = pol.Identity.Name
 			m, err = newManager()
 		}
 	}

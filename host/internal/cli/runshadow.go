@@ -37,11 +37,11 @@ func startShadow(cfg *config.Config, topo *abi.Topology, available []uint32, dri
 		limitOpts = append(limitOpts, validate.WithAvailableCPUs(available))
 	}
 	load := func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
-		name, module, err := loadAgentPolicy(ctx, &shadowCfg, slog)
+		c, err := agentPolicy(ctx, &shadowCfg, shadowCfg.Policy.Name, slog)
 		if err != nil {
 			return nil, err
 		}
-		return resmgr.WasmLoader(name, module, section, slog)(ctx, restore)
+		return c.Load(ctx, restore)
 	}
 	limits, err := validate.New(topo, limitOpts...)
 	if err != nil {
