@@ -7,6 +7,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -27,7 +28,10 @@ type harness struct {
 // in Wasm at once (the identity suite).
 type opener = policytest.Opener[*harness]
 
-var nativeOpen = policytest.NativeOpener(builds, openOn)
+// newPolicy is the policy's Go build, fresh.
+func newPolicy() policy.Policy { return balloons.New() }
+
+var nativeOpen = policytest.NativeOpener(policytest.Builds{New: newPolicy}, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
 	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})

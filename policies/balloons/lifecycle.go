@@ -55,7 +55,7 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 		return nil, err
 	}
 	st.reshare()
-	p.ix, p.st = ix, st
+	p.st = st
 	return &abi.InitResponse{WantsDra: st.wantsDRA()}, nil
 }
 
@@ -116,17 +116,11 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 	return &abi.UpdateContainerResponse{Updates: s.updates("")}, nil
 }
 
-// StopContainer implements policy.ContainerStopper: a stopped container
-// leaves its balloon at once.
-func (p *Policy) StopContainer(r *abi.StopContainerRequest) (*abi.StopContainerResponse, error) {
-	p.st.forget(r.GetContainer().GetId())
-	return &abi.StopContainerResponse{Updates: p.st.updates("")}, nil
-}
-
-// RemoveContainer implements policy.ContainerRemover.
-func (p *Policy) RemoveContainer(r *abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error) {
-	p.st.forget(r.GetContainer().GetId())
-	return &abi.RemoveContainerResponse{Updates: p.st.updates("")}, nil
+// forget serves StopContainer and RemoveContainer (containers.Forget): the
+// container leaves its balloon at once.
+func (p *Policy) forget(id string) []*abi.ContainerUpdate {
+	p.st.forget(id)
+	return p.st.updates("")
 }
 
 func (s *state) forget(id string) {
@@ -189,7 +183,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		return nil, err
 	}
 	old := p.st
-	st, err := newState(cfg, p.ix, old.driver)
+	st, err := newState(cfg, old.ix, old.driver)
 	if err != nil {
 		return nil, err
 	}

@@ -88,7 +88,7 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec, mode string
 	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
 	times := make(policytest.Latencies, 0, b.N)
 	cpu := make(policytest.Latencies, 0, b.N)
-	idle := make(policytest.Latencies, 0, b.N)
+	var idle policytest.IdleTimes
 	updates := 0
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -109,14 +109,12 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec, mode string
 		if _, err := h.Client.RemoveContainer(ctx, rm); err != nil {
 			b.Fatal(err)
 		}
-		policytest.Idle(b, t, mode, &idle)
+		idle.Idle(b, t, mode)
 		b.StartTimer()
 	}
 	times.Report(b, "")
 	cpu.Report(b, "cpu-")
-	if len(idle) > 0 {
-		idle.Report(b, "idle-")
-	}
+	idle.Report(b)
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
 }
 

@@ -19,7 +19,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 	}
 	old := p.st
 	olds := old.containers()
-	st, err := newState(cfg, p.ix, old.driver)
+	st, err := newState(cfg, old.ix, old.driver)
 	if err != nil {
 		return nil, err
 	}

@@ -23,20 +23,43 @@ type Idler interface {
 // of an agent that is never idle.
 var IdleModes = []string{"", "-busy"}
 
+// IdleTimes are the idle work Idle recorded: its wall time and the CPU time
+// of the calling thread (its own work, which a loaded machine does not
+// inflate).
+type IdleTimes struct {
+	Wall, CPU Latencies
+}
+
 // Idle runs t's idle work if t is an Idler and mode is IdleModes' first,
-// and records the time it took in l (nothing when it had none to do).
-func Idle(tb testing.TB, t abi.Transport, mode string, l *Latencies) {
+// and records the time it took (nothing when it had none to do). Call it
+// with the goroutine locked to its thread.
+func (it *IdleTimes) Idle(tb testing.TB, t abi.Transport, mode string) {
 	i, ok := t.(Idler)
 	if !ok || mode != IdleModes[0] {
 		return
 	}
-	start := time.Now()
+	start, cpu := time.Now(), ThreadCPU(tb)
 	ran, err := i.Idle(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if ran {
-		*l = append(*l, time.Since(start))
+		it.Wall, it.CPU = append(it.Wall, time.Since(start)), append(it.CPU, ThreadCPU(tb)-cpu)
+	}
+}
+
+// Report reports the idle work, if any, as "idle-" and "idle-cpu-" p50,
+// p99 and max: the longest is what a call arriving during it waits at most.
+func (it *IdleTimes) Report(b *testing.B) {
+	for _, l := range []struct {
+		prefix string
+		l      Latencies
+	}{{"idle-", it.Wall}, {"idle-cpu-", it.CPU}} {
+		if len(l.l) == 0 {
+			continue
+		}
+		l.l.Report(b, l.prefix)
+		b.ReportMetric(float64(l.l.Percentile(1).Nanoseconds()), l.prefix+"max-ns")
 	}
 }
 
