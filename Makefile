@@ -66,9 +66,10 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/aperturerobotics/protobuf-go-lite/cmd/protoc-gen-go-lite@$(PROTOBUF_GO_LITE_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-generate: ## regenerate abi/v1/*.pb.go from the .proto files (host codec and the guest's lite codec)
+generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec) and host/record/v1/*.pb.go (host codec) from the .proto files
 	rm -rf .cache/abi-lite
 	buf generate
+	buf generate --template buf.gen.host.yaml
 	@# protoc-gen-go has no build-tag option: its files are the host's (!wasip1).
 	@for f in abi/v1/*.pb.go; do case $$f in *_vtproto.pb.go|*_lite.pb.go) ;; \
 		*) grep -q '^//go:build' $$f || sed -i '1i //go:build !wasip1\n' $$f;; esac; done
@@ -137,8 +138,9 @@ bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench
 	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
 
 # RSS is per process: each AgentFootprint case runs in a process of its own.
-bench-footprint: ## guest sizes, and the agent's RSS and start to ready with 1,000 containers, cold and warm (bench-footprint.txt)
+bench-footprint: ## guest sizes, the agent's RSS and start to ready with 1,000 containers (cold, warm), a policy's load warm, from the compiled-code seed and cold (bench-footprint.txt)
 	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'Load/(warm-cache|seed|cold)/go' -benchtime 3x ./host/wasm/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 
@@ -149,7 +151,7 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet -tags integration ./integration/...
 	$(GO) vet -tags integration,e2e ./integration/e2e/
 	$(GO) vet -tags integration,browser ./integration/browser/
-	$(WASM_ENV) $(GO) vet ./sdk/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/ ./host/abicheck/testdata/faulty/...
+	$(WASM_ENV) $(GO) vet ./sdk/... ./policies/... ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/ ./host/abicheck/testdata/faulty/...
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
 	staticcheck -tags integration,browser ./integration/browser/
@@ -164,9 +166,9 @@ buf-breaking:
 	buf breaking --against $(ABI_BASELINE)
 
 check-generated: generate policies ## fail if generated code or .wasm fixtures differ from their sources
-	@git diff --exit-code --stat -- abi policies host/wasm/testdata host/wasm/internal/interrupt/testdata host/abicheck/testdata || \
+	@git diff --exit-code --stat -- abi host/record/v1 policies host/wasm/testdata host/wasm/internal/interrupt/testdata host/abicheck/testdata || \
 		{ echo "generated files are out of date: run make generate policies and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- abi policies host/abicheck/testdata); if [ -n "$$untracked" ]; then \
+	@untracked=$$(git ls-files --others --exclude-standard -- abi host/record/v1 policies host/abicheck/testdata); if [ -n "$$untracked" ]; then \
 		echo "untracked generated files: $$untracked"; exit 1; fi
 
 integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, etcd, helm, registry, oras and crane for the integration tests (cached)

@@ -109,14 +109,15 @@ func startFleetNode(t *testing.T, s *kubeapi.Server, ns, sa, node string) *fleet
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := resmgr.New(ctx, resmgr.Options{
-		Config: cfg, Topology: policytest.Machine(t, "Desktop1Socket"), NodeName: node,
-		Load: nativeLoader(cfg.Policy.Name), Identity: nativeIdentity(cfg.Policy.Name), Resolve: nativeResolve,
-	})
+	m, err := resmgr.New(ctx, cfg, policytest.Machine(t, "Desktop1Socket"), nativeLoader(cfg.Policy.Name), resmgr.WithNodeName(node), resmgr.WithIdentity(nativeIdentity(cfg.Policy.Name)), resmgr.WithResolve(nativeResolve))
 	if err != nil {
 		t.Fatalf("node %s: %v", node, err)
 	}
-	a, err := fleet.New(fleet.Options{Client: client, Dynamic: dyn, NodeName: node, Running: fleet.Running(m), Started: sel.Chosen, Apply: fleet.ManagerApplier(m, nil)})
+	opts := []fleet.Option{fleet.WithRunning(fleet.Running(m))}
+	if sel.Chosen != nil {
+		opts = append(opts, fleet.WithStarted(sel.Chosen, nil))
+	}
+	a, err := fleet.New(client, dyn, node, fleet.ManagerApplier(m, nil), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

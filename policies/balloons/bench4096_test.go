@@ -1,3 +1,7 @@
+//go:build !wasip1
+
+// (Not for wasip1: it reads the thread CPU clock through x/sys/unix, which has no wasip1 port.)
+
 package balloons_test
 
 import (
@@ -150,7 +154,7 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 // BenchmarkInit4096 times Init on the largest fixture: empty, and restoring
 // the journal of 2,000 live containers.
 func BenchmarkInit4096(b *testing.B) {
-	req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: machineTopology(b, "Sparse4096CPU8Socket")}
+	req := &abi.InitRequest{Config: []byte(benchConfig), NodeName: "n1", Topology: policytest.Machine(b, "Sparse4096CPU8Socket")}
 	policytest.BenchInit(b, transports, req, func(b *testing.B, n int) *abi.RestoreState {
 		return live4096(b, transports[0].Open(b), n).RestoreState()
 	}, 2000)
