@@ -56,7 +56,11 @@ func Replay(ctx context.Context, files []*File, start Start) (*Result, error) {
 				return res, fmt.Errorf("start the policy from %s (after request %d): %w", f.Path, f.Header.Seq, err)
 			}
 			res.Starts++
-			session = compare.NewSession(validate.New(f.Header.Topology), f.Header.Restore.GetContainers())
+			limits, err := validate.New(f.Header.Topology)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", f.Path, err)
+			}
+			session = compare.NewSession(limits, f.Header.Restore.GetContainers())
 			last = f.Header.Seq
 		}
 		for _, x := range f.Exchanges {

@@ -80,7 +80,10 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 	if f.config == "" && f.scenario == "" {
 		config = bundledConfig
 	}
-	runner := scenario.NewRunner(topo, config)
+	runner, err := scenario.NewRunner(topo, config)
+	if err != nil {
+		return err
+	}
 	if f.sysfs == "" {
 		runner.Machine(referenceMachine)
 	}
