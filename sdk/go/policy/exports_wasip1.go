@@ -4,7 +4,6 @@ package policy
 
 import (
 	"runtime"
-	"runtime/metrics"
 	"unsafe"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -76,30 +75,15 @@ func exportCall(method, length uint32) uint64 {
 	return uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(n)
 }
 
-// idleCollectAt is how far, in eighths, the heap may have grown from what
-// the last collection left towards the next collection's goal before
-// nriwasm_idle collects, so that the next cycle runs there rather than in
-// a decision.
-const idleCollectAt = 4
-
-// idleSamples are the heap figures nriwasm_idle reads (runtime/metrics,
-// which does not stop the world, unlike runtime.ReadMemStats).
-var idleSamples = []metrics.Sample{
-	{Name: "/gc/heap/live:bytes"},
-	{Name: "/gc/heap/goal:bytes"},
-	{Name: "/memory/classes/heap/objects:bytes"},
-}
-
+// exportIdle gives the runtime's other goroutines the turn a call would
+// otherwise give them before it returns: a collection's background mark
+// worker, the sweeper. A forced collection here (runtime.GC once the heap
+// is half-way to its goal) was measured and rejected: sdk/go/RATIONALE.md.
+//
 //go:wasmexport nriwasm_idle
 func exportIdle() {
-	// Whatever a cycle in progress still needs runs now.
 	runtime.Gosched()
 	idled = true
-	metrics.Read(idleSamples)
-	live, goal, heap := idleSamples[0].Value.Uint64(), idleSamples[1].Value.Uint64(), idleSamples[2].Value.Uint64()
-	if goal > live && heap >= live+(goal-live)*idleCollectAt/8 {
-		runtime.GC()
-	}
 }
 
 //go:wasmimport nriwasm log
