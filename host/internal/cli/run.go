@@ -25,6 +25,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/shadow"
 	"github.com/nriwasm/nriwasm/host/topology"
+	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
 func newRun() *cobra.Command {
@@ -153,7 +154,16 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		if available != nil {
 			opts = append(opts, resmgr.WithAvailableCPUs(available))
 		}
-		return resmgr.New(ctx, cfg, topo, resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log), opts...)
+		// A policy the agent would compile (in neither its cache nor the
+		// image's seed: a file, an OCI policy) is compiled by a child
+		// process, so the compile's peak never lives in the agent.
+		var extra []wasm.Option
+		if exe, err := os.Executable(); err == nil {
+			var cleanup func()
+			extra, cleanup = childSeed(ctx, &cfg.Policy, pol.name, pol.module, exe, nil, log)
+			defer cleanup()
+		}
+		return resmgr.New(ctx, cfg, topo, resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log, extra...), opts...)
 	}
 	m, err := newManager()
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
