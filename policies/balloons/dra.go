@@ -119,17 +119,16 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 // Allocate implements policy.Allocator: the claim's one device (instance)
 // is bound to it. A repeated Allocate answers what the first one did.
 func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
-	s := p.st
-	spec := r.GetClaim()
-	if resp, err := claims.Repeated(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer); resp != nil || err != nil {
-		return resp, err
-	}
+	return claims.Allocate(r.GetClaim(), p.st.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer, p.st.allocate, nil)
+}
+
+// allocate binds a new claim to the one balloon its results name.
+func (s *state) allocate(spec *abi.Claim) (*claim, error) {
 	b, err := s.resultBalloon(spec)
 	if err != nil {
 		return nil, err
 	}
-	c := s.bind(spec, b)
-	return &abi.AllocateResponse{Devices: c.answer()}, nil
+	return s.bind(spec, b), nil
 }
 
 // resultBalloon checks a claim's results: our devices, one instance, free.
@@ -199,17 +198,18 @@ func (c *claim) answer() []*abi.PreparedDevice {
 // still hold is refused (kubelet retries; their removal frees it).
 func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 	s := p.st
-	uid := r.GetClaim().GetUid()
-	c := s.claims[uid]
-	if c == nil {
-		return &abi.ReleaseResponse{}, nil
-	}
+	return claims.Release(r.GetClaim(), s.claims, s.release, func() []*abi.ContainerUpdate { return s.updates("") })
+}
+
+// release frees a claim's instance unless live containers run in it.
+func (s *state) release(c *claim) error {
+	uid := c.uid
 	if n := len(c.b.members); n > 0 {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID, "claim %s is still used by %d containers: %s", uid, n, strings.Join(c.b.memberIDs(), ", "))
+		return abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID, "claim %s is still used by %d containers: %s", uid, n, strings.Join(c.b.memberIDs(), ", "))
 	}
 	c.b.claim = ""
 	delete(s.claims, uid)
-	return &abi.ReleaseResponse{Updates: s.updates("")}, nil
+	return nil
 }
 
 // claimsOf finds the claims a container holds (claims.Finder): by the CDI

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -27,23 +29,19 @@ type harness struct {
 // in Wasm at once (the identity suite).
 type opener = policytest.Opener[*harness]
 
+// builds are the policy's Go build and its built-in .wasm, which the host's
+// runtime runs (builtintest.Builds).
+var builds = builtintest.Builds(balloons.Name, func() policy.Policy { return balloons.New() })
+
+func TestMain(m *testing.M) { builtintest.Main(m) }
+
 var nativeOpen = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: machineTopology(tb, machine), Restore: restore})
+	rt, err := policytest.OpenOnMachine(tb, t, machine, config, restore)
 	h := &harness{Runtime: rt}
 	rt.AfterChange = h.check
 	return h, err
-}
-
-// machineTopology is a fixture machine, or one of the e2e machines the
-// fidelity cases name.
-func machineTopology(tb testing.TB, machine string) *abi.Topology {
-	tb.Helper()
-	if m, ok := fidelityMachines[machine]; ok {
-		return m(tb)
-	}
-	return policytest.Machine(tb, machine)
 }
 
 func mustOpen(tb testing.TB, open opener, machine, config string) *harness {

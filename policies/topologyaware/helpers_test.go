@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
+	"github.com/nriwasm/nriwasm/policies/topologyaware"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -30,10 +33,16 @@ func newHarness(tb testing.TB, machine, config string) *harness {
 // natively and in Wasm at once (the identity suite).
 type opener = policytest.Opener[*harness]
 
+// builds are the policy's Go build and its built-in .wasm, which the host's
+// runtime runs (builtintest.Builds).
+var builds = builtintest.Builds(topologyaware.Name, func() policy.Policy { return topologyaware.New() })
+
+func TestMain(m *testing.M) { builtintest.Main(m) }
+
 var tryHarness = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})
+	rt, err := policytest.OpenOnMachine(tb, t, machine, config, restore)
 	rt.SortedUpdates = true
 	return &harness{rt}, err
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/shadow"
 	"github.com/nriwasm/nriwasm/host/topology"
-	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
 func newRun() *cobra.Command {
@@ -76,7 +75,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	name := pol.name
+	name := pol.Identity.Name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
 	// agent a surge upgrade replaces holds it until it exits.
@@ -147,28 +146,19 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	newManager := func() (*resmgr.Manager, error) {
 		opts := []resmgr.Option{
-			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(draDriverName(cfg, pol.name)),
+			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(pol.DriverName),
 			resmgr.WithLogger(log), resmgr.WithMetrics(met),
-			resmgr.WithIdentity(pol.identity(cfg.Policy.Name)), resmgr.WithResolve(resolver(log)),
+			resmgr.WithIdentity(pol.Identity), resmgr.WithResolve(resolver(log)),
 		}
 		if available != nil {
 			opts = append(opts, resmgr.WithAvailableCPUs(available))
 		}
-		// A policy the agent would compile (in neither its cache nor the
-		// image's seed: a file, an OCI policy) is compiled by a child
-		// process, so the compile's peak never lives in the agent.
-		var extra []wasm.Option
-		if exe, err := os.Executable(); err == nil {
-			var cleanup func()
-			extra, cleanup = childSeed(ctx, &cfg.Policy, pol.name, pol.module, exe, nil, log)
-			defer cleanup()
-		}
-		return resmgr.New(ctx, cfg, topo, resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log, extra...), opts...)
+		return resmgr.New(ctx, cfg, topo, pol.Load, opts...)
 	}
 	m, err := newManager()
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
 		if pol, err = startPolicy(ctx, cfg, log); err == nil {
-			name = pol.name
+			name = pol.Identity.Name
 			m, err = newManager()
 		}
 	}

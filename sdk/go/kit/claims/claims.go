@@ -5,7 +5,9 @@
 // (policy.ContainerClaims); only a container without CDI devices (a runtime
 // that does not report them) is matched by an environment variable
 // "<prefix><uid>" (policy.ClaimEnvName) whose value is what the policy
-// wrote for the claim. Repeated does the checks every Allocate starts with.
+// wrote for the claim. Repeated does the checks every Allocate starts with;
+// Allocate and Release are whole Allocate and Release answers around the
+// policy's own allocation and release.
 package claims
 
 import (
@@ -102,4 +104,52 @@ func Repeated[C any](claim *abi.Claim, prepared map[string]C, spec func(C) *abi.
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results", "claim %s is allocated already, with other results", claim.GetUid())
 	}
 	return &abi.AllocateResponse{Devices: answer(old)}, nil
+}
+
+// Allocate is a whole Allocate: a repeat answers as Repeated does; a new
+// claim is allocated (allocate, whose error is the answer's) and answered
+// with its devices (answer) and, when updates is set, the updates the
+// allocation makes for running containers, read after it:
+//
+//	func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
+//		return claims.Allocate(r.GetClaim(), p.st.claims, (*claim).spec, (*claim).answer, p.st.allocate, nil)
+//	}
+func Allocate[C any](claim *abi.Claim, prepared map[string]C, spec func(C) *abi.Claim, answer func(C) []*abi.PreparedDevice,
+	allocate func(*abi.Claim) (C, error), updates func() []*abi.ContainerUpdate) (*abi.AllocateResponse, error) {
+	if resp, err := Repeated(claim, prepared, spec, answer); resp != nil || err != nil {
+		return resp, err
+	}
+	c, err := allocate(claim)
+	if err != nil {
+		return nil, err
+	}
+	resp := &abi.AllocateResponse{Devices: answer(c)}
+	if updates != nil {
+		resp.Updates = updates()
+	}
+	return resp, nil
+}
+
+// Release is a whole Release: a claim not in prepared is released already
+// (an empty answer); one in it is released (release, whose error is the
+// answer's: a claim live containers still hold is refused, say) and
+// answered with the updates the release makes for running containers, read
+// after it when updates is set:
+//
+//	func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
+//		return claims.Release(r.GetClaim(), p.st.claims, p.st.release, nil)
+//	}
+func Release[C any](claim *abi.Claim, prepared map[string]C, release func(C) error, updates func() []*abi.ContainerUpdate) (*abi.ReleaseResponse, error) {
+	c, ok := prepared[claim.GetUid()]
+	if !ok {
+		return &abi.ReleaseResponse{}, nil
+	}
+	if err := release(c); err != nil {
+		return nil, err
+	}
+	resp := &abi.ReleaseResponse{}
+	if updates != nil {
+		resp.Updates = updates()
+	}
+	return resp, nil
 }
