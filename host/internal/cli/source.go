@@ -247,8 +247,24 @@ func agentPolicy(ctx context.Context, cfg *config.Config, reference string, log 
 	return resmgr.Candidate{
 		Identity:   resmgr.Identity{Reference: cfg.Policy.Name, Name: p.name, Digest: resmgr.ModuleDigest(p.module), Pinned: p.pinned},
 		DriverName: draDriverName(cfg, p.name),
-		Load:       resmgr.WasmLoader(p.name, p.module, &cfg.Policy, log),
+		Load:       childCompiled(p.name, p.module, &cfg.Policy, log),
 	}, nil
+}
+
+// childCompiled is resmgr.WasmLoader, but a module the load would compile
+// (in neither policy.cacheDir nor policy.seedDir: a file, an OCI policy) is
+// compiled first by a child process (childSeed), so the compile's memory peak
+// never lives in the agent.
+func childCompiled(name string, module []byte, cfg *config.Policy, log logr.Logger) resmgr.LoadFunc {
+	return func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
+		var extra []wasm.Option
+		if exe, err := os.Executable(); err == nil {
+			var cleanup func()
+			extra, cleanup = childSeed(ctx, cfg, name, module, exe, nil, log)
+			defer cleanup()
+		}
+		return resmgr.WasmLoader(name, module, cfg, log, extra...)(ctx, restore)
+	}
 }
 
 // loadLogged loads the policy --policy names with a logger on the command's
