@@ -25,7 +25,6 @@ const (
 // recognises but does not act on, and what a container gets instead.
 var unimplemented = []struct{ key, why string }{
 	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
-	{"prefer-cpu-priority." + annotationDomain, "CPU priorities are not read"},
 	{"pick-resources-by-hints." + annotationDomain, "memory is not picked by topology hints"},
 	{"scheduling-class." + annotationDomain, "scheduling classes are not applied"},
 	{"cpu-class." + annotationDomain, "CPU classes are not applied"},

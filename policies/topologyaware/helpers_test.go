@@ -33,7 +33,13 @@ type opener = policytest.Opener[*harness]
 var tryHarness = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})
+	var topo *abi.Topology
+	if derive, ok := derivedMachines[machine]; ok {
+		topo = derive(tb)
+	} else {
+		topo = policytest.Machine(tb, machine)
+	}
+	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: topo, Restore: restore})
 	rt.SortedUpdates = true
 	return &harness{rt}, err
 }

@@ -20,8 +20,10 @@ import (
 // fidelityMachines are the fixtures nri-plugins' e2e topologies translate to,
 // by the directory name of their cases under testdata/fidelity/<policy>/.
 var fidelityMachines = map[string]func() topologytest.Machine{
-	"n4c16": topologytest.N4C16,
-	"s8c4k": topologytest.S8C4K,
+	"n4c16":          topologytest.N4C16,
+	"n4c16-atom45":   topologytest.N4C16Atom45,
+	"n4c16-core0145": topologytest.N4C16Core0145,
+	"s8c4k":          topologytest.S8C4K,
 }
 
 // expectation is what nri-plugins' e2e case verifies after a step: each

@@ -119,6 +119,24 @@ func N4C16() Machine {
 	}
 }
 
+// N4C16Atom45 is N4C16 as nri-plugins' test08-cpuprio-allocation sees it
+// first (OVERRIDE_SYS_ATOM_CPUS=4-5): cpu4 and cpu5, one core of node 1, are
+// efficient cores, the others performance cores.
+func N4C16Atom45() Machine {
+	m := N4C16()
+	m.CoreKinds = &CoreKinds{PCores: "0-3,6-15", ECores: "4-5"}
+	return m
+}
+
+// N4C16Core0145 is N4C16 as test08-cpuprio-allocation sees it second
+// (OVERRIDE_SYS_CORE_CPUS=0-1,4-5): the first core of nodes 0 and 1 are
+// performance cores, every other core an efficient one.
+func N4C16Core0145() Machine {
+	m := N4C16()
+	m.CoreKinds = &CoreKinds{PCores: "0-1,4-5", ECores: "2-3,6-15"}
+	return m
+}
+
 // Reference2Socket is the machine `nriwasm simulate` and `nriwasm check` run
 // on when no sysfs tree is named: a 2-socket server of 8 cores per socket, 2
 // threads per core (32 CPUs; socket 0 holds cpu0-7 and their siblings
