@@ -66,9 +66,10 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/aperturerobotics/protobuf-go-lite/cmd/protoc-gen-go-lite@$(PROTOBUF_GO_LITE_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-generate: ## regenerate abi/v1/*.pb.go from the .proto files (host codec and the guest's lite codec)
+generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec) and host/record/v1/*.pb.go (host codec) from the .proto files
 	rm -rf .cache/abi-lite
 	buf generate
+	buf generate --template buf.gen.host.yaml
 	@# protoc-gen-go has no build-tag option: its files are the host's (!wasip1).
 	@for f in abi/v1/*.pb.go; do case $$f in *_vtproto.pb.go|*_lite.pb.go) ;; \
 		*) grep -q '^//go:build' $$f || sed -i '1i //go:build !wasip1\n' $$f;; esac; done
@@ -164,9 +165,9 @@ buf-breaking:
 	buf breaking --against $(ABI_BASELINE)
 
 check-generated: generate policies ## fail if generated code or .wasm fixtures differ from their sources
-	@git diff --exit-code --stat -- abi policies host/wasm/testdata host/wasm/internal/interrupt/testdata host/abicheck/testdata || \
+	@git diff --exit-code --stat -- abi host/record/v1 policies host/wasm/testdata host/wasm/internal/interrupt/testdata host/abicheck/testdata || \
 		{ echo "generated files are out of date: run make generate policies and commit"; exit 1; }
-	@untracked=$$(git ls-files --others --exclude-standard -- abi policies host/abicheck/testdata); if [ -n "$$untracked" ]; then \
+	@untracked=$$(git ls-files --others --exclude-standard -- abi host/record/v1 policies host/abicheck/testdata); if [ -n "$$untracked" ]; then \
 		echo "untracked generated files: $$untracked"; exit 1; fi
 
 integration-deps: ## install containerd, runc, crictl, busybox, kube-apiserver, etcd, helm, registry, oras and crane for the integration tests (cached)

@@ -13,7 +13,7 @@
 // kubeletplugin.ErrRecoverable are logged; any other asks the agent to shut
 // down rather than stay registered but unable to serve.
 //
-//	d, err := dra.New(m, dra.Options{DriverName: "topology-aware.nri.io", NodeName: node, KubeClient: cs, ...})
+//	d, err := dra.New(m, "topology-aware.nri.io", node, cs, specs, dra.WithStatus(w))
 //	m.Go("dra", d.Run) // registers, publishes, serves until the agent stops
 package dra
 
@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sync"
 	"time"
 
@@ -57,38 +58,15 @@ type StatusWriter interface {
 	Clear(claim claimstatus.ClaimRef)
 }
 
-// Options configure New.
-type Options struct {
-	// DriverName is "<policy>.<domain>". Required.
-	DriverName string
-	// NodeName is this node: the pool's name and the slices' node. Required.
-	NodeName string
-	// KubeClient reads claims and writes ResourceSlices. Required.
-	KubeClient kubernetes.Interface
-	// PluginDataDir holds the plugin's socket. Required.
-	PluginDataDir string
-	// RegistrarDir is kubelet's plugin registration directory. Required.
-	RegistrarDir string
-	// CDI writes the claims' specs. Required.
-	CDI SpecWriter
-	// Status, if set, receives each prepared device's status.
-	Status StatusWriter
-	// PodUID, if set (the agent's own pod), turns on kubelet's rolling update:
-	// per-pod sockets, so an upgrade never leaves the node unregistered.
-	PodUID types.UID
-	// HealthInterval is how often every device's health is re-sent to
-	// kubelet (which treats a device as unknown after 30 s without a report).
-	// Default 10 s.
-	HealthInterval time.Duration
-	// Logger receives the plugin's log. Default: discard.
-	Logger logr.Logger
-}
-
 // Driver is the kubelet plugin. Create it with New; Run serves.
 type Driver struct {
-	m   Manager
-	o   Options
-	log logr.Logger
+	m      Manager
+	driver string
+	node   string
+	client kubernetes.Interface
+	cdi    SpecWriter
+	o      options
+	log    logr.Logger
 
 	mu        sync.Mutex
 	helper    *kubeletplugin.Helper
@@ -100,20 +78,32 @@ type Driver struct {
 	stopOnce  sync.Once
 }
 
-// New checks o and returns a Driver; nothing starts before Run.
-func New(m Manager, o Options) (*Driver, error) {
+// New returns the Driver of driverName ("<policy>.<domain>") on node
+// nodeName (the pool's name and the slices' node), which reads claims and
+// writes ResourceSlices with client and writes the claims' CDI specs with
+// cdi; nothing starts before Run.
+func New(m Manager, driverName, nodeName string, client kubernetes.Interface, cdi SpecWriter, opts ...Option) (*Driver, error) {
 	switch {
-	case o.DriverName == "", o.NodeName == "", o.KubeClient == nil, o.PluginDataDir == "", o.RegistrarDir == "", o.CDI == nil:
-		return nil, errors.New("dra: DriverName, NodeName, KubeClient, PluginDataDir, RegistrarDir and CDI are required")
+	case driverName == "":
+		return nil, errors.New("dra: driver name: empty")
+	case nodeName == "":
+		return nil, errors.New("dra: node name: empty")
+	case client == nil:
+		return nil, errors.New("dra: kube client: nil")
+	case cdi == nil:
+		return nil, errors.New("dra: CDI spec writer: nil")
 	}
-	if o.HealthInterval <= 0 {
-		o.HealthInterval = 10 * time.Second
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	log := o.Logger
-	if log.GetSink() == nil {
-		log = logr.Discard()
+	if o.pluginDataDir == "" {
+		o.pluginDataDir = path.Join(kubeletplugin.KubeletPluginsDir, driverName)
 	}
-	return &Driver{m: m, o: o, log: log.WithValues("driver", o.DriverName),
+	return &Driver{m: m, driver: driverName, node: nodeName, client: client, cdi: cdi, o: o,
+		log:       o.logger.WithValues("driver", driverName),
 		published: make(chan struct{}), republish: make(chan struct{}, 1), stopped: make(chan struct{})}, nil
 }
 
@@ -124,14 +114,14 @@ func New(m Manager, o Options) (*Driver, error) {
 func (d *Driver) Run(ctx context.Context) error {
 	kctx := klog.NewContext(ctx, d.log)
 	opts := []kubeletplugin.Option{
-		kubeletplugin.DriverName(d.o.DriverName),
-		kubeletplugin.NodeName(d.o.NodeName),
-		kubeletplugin.KubeClient(d.o.KubeClient),
-		kubeletplugin.PluginDataDirectoryPath(d.o.PluginDataDir),
-		kubeletplugin.RegistrarDirectoryPath(d.o.RegistrarDir),
+		kubeletplugin.DriverName(d.driver),
+		kubeletplugin.NodeName(d.node),
+		kubeletplugin.KubeClient(d.client),
+		kubeletplugin.PluginDataDirectoryPath(d.o.pluginDataDir),
+		kubeletplugin.RegistrarDirectoryPath(d.o.registrarDir),
 	}
-	if d.o.PodUID != "" {
-		opts = append(opts, kubeletplugin.RollingUpdate(d.o.PodUID))
+	if d.o.podUID != "" {
+		opts = append(opts, kubeletplugin.RollingUpdate(d.o.podUID))
 	}
 	h, err := kubeletplugin.Start(kctx, d, opts...)
 	if err != nil {
@@ -141,7 +131,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	d.helper = h
 	d.mu.Unlock()
 	defer d.Stop()
-	d.log.Info("kubelet plugin started", "pluginDataDir", d.o.PluginDataDir, "registrarDir", d.o.RegistrarDir, "rollingUpdate", d.o.PodUID != "")
+	d.log.Info("kubelet plugin started", "pluginDataDir", d.o.pluginDataDir, "registrarDir", d.o.registrarDir, "rollingUpdate", d.o.podUID != "")
 
 	d.Republish()
 	const firstRetry = time.Second
@@ -196,7 +186,7 @@ func (d *Driver) publish(ctx context.Context, h *kubeletplugin.Helper) error {
 	if err != nil {
 		return err
 	}
-	res, err := DriverResources(d.o.NodeName, devs)
+	res, err := DriverResources(d.node, devs)
 	if err != nil {
 		return fmt.Errorf("dra: devices: %w", err)
 	}
@@ -214,7 +204,7 @@ func (d *Driver) publish(ctx context.Context, h *kubeletplugin.Helper) error {
 	d.pubGen++
 	gen := d.pubGen
 	d.mu.Unlock()
-	d.log.V(1).Info("devices handed to the slice controller", "devices", len(names), "slices", len(res.Pools[d.o.NodeName].Slices))
+	d.log.V(1).Info("devices handed to the slice controller", "devices", len(names), "slices", len(res.Pools[d.node].Slices))
 	go d.confirm(ctx, gen, len(names))
 	return nil
 }
@@ -238,13 +228,13 @@ func (d *Driver) confirm(ctx context.Context, gen uint64, n int) {
 		if stale {
 			return
 		}
-		list, err := d.o.KubeClient.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
-			FieldSelector: "spec.nodeName=" + d.o.NodeName + ",spec.driver=" + d.o.DriverName,
+		list, err := d.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{
+			FieldSelector: "spec.nodeName=" + d.node + ",spec.driver=" + d.driver,
 		})
 		if err == nil {
 			got, slices := 0, 0
 			for _, s := range list.Items {
-				if s.Spec.Driver == d.o.DriverName && s.Spec.NodeName != nil && *s.Spec.NodeName == d.o.NodeName {
+				if s.Spec.Driver == d.driver && s.Spec.NodeName != nil && *s.Spec.NodeName == d.node {
 					got += len(s.Spec.Devices)
 					slices++
 				}
@@ -279,20 +269,20 @@ func (d *Driver) PrepareResourceClaims(ctx context.Context, claims []*resourceap
 
 func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) kubeletplugin.PrepareResult {
 	log := d.log.WithValues("claim", claim.Namespace+"/"+claim.Name, "claimUID", claim.UID)
-	c := claimToABI(claim, d.o.DriverName)
+	c := claimToABI(claim, d.driver)
 	for _, r := range c.GetResults() {
 		// This node publishes one pool, named after the node: a device of
 		// another pool is another node's, whose CPUs these are not.
-		if r.GetPool() != d.o.NodeName {
+		if r.GetPool() != d.node {
 			err := fmt.Errorf("prepare claim %s/%s: request %q is allocated device %q of pool %q, not this node's pool %q",
-				claim.Namespace, claim.Name, r.GetRequest(), r.GetDevice(), r.GetPool(), d.o.NodeName)
+				claim.Namespace, claim.Name, r.GetRequest(), r.GetDevice(), r.GetPool(), d.node)
 			log.Error(err, "prepare refused")
 			return kubeletplugin.PrepareResult{Err: err}
 		}
 	}
 	var ids []string
 	resp, err := d.m.PrepareClaim(ctx, c, func(r *abi.AllocateResponse) (err error) {
-		ids, err = d.o.CDI.Write(c.GetUid(), r.GetDevices())
+		ids, err = d.cdi.Write(c.GetUid(), r.GetDevices())
 		return err
 	})
 	if err != nil {
@@ -312,8 +302,8 @@ func (d *Driver) prepare(ctx context.Context, claim *resourceapi.ResourceClaim) 
 			statuses = append(statuses, claimstatus.Device{Pool: pd.GetPool(), Device: pd.GetDevice(), ShareID: pd.GetShareId(), Status: pd.GetStatus()})
 		}
 	}
-	if d.o.Status != nil && len(statuses) > 0 {
-		if err := d.o.Status.Set(claimstatus.ClaimRef{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}, statuses); err != nil {
+	if d.o.status != nil && len(statuses) > 0 {
+		if err := d.o.status.Set(claimstatus.ClaimRef{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}, statuses); err != nil {
 			// The claim is prepared; only its status cannot be written.
 			log.Error(err, "device status not written")
 		}
@@ -328,15 +318,15 @@ func (d *Driver) UnprepareResourceClaims(ctx context.Context, claims []kubeletpl
 	out := make(map[types.UID]error, len(claims))
 	for _, claim := range claims {
 		uid := string(claim.UID)
-		err := d.m.UnprepareClaim(ctx, uid, func() error { return d.o.CDI.Remove(uid) })
+		err := d.m.UnprepareClaim(ctx, uid, func() error { return d.cdi.Remove(uid) })
 		if err != nil {
 			d.log.Error(err, "unprepare failed", "claim", claim.Namespace+"/"+claim.Name, "claimUID", uid)
 			out[claim.UID] = fmt.Errorf("unprepare claim %s/%s: %w", claim.Namespace, claim.Name, err)
 			continue
 		}
 		out[claim.UID] = nil
-		if d.o.Status != nil {
-			d.o.Status.Clear(claimstatus.ClaimRef{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID})
+		if d.o.status != nil {
+			d.o.status.Clear(claimstatus.ClaimRef{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID})
 		}
 	}
 	return out, nil
@@ -357,7 +347,7 @@ func (d *Driver) HandleError(_ context.Context, err error, msg string) {
 // is reported healthy (the policy offers only devices it can allocate), again
 // every HealthInterval and whenever the devices are republished.
 func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletplugin.DeviceHealthReport) error {
-	tick := time.NewTicker(d.o.HealthInterval)
+	tick := time.NewTicker(d.o.healthInterval)
 	defer tick.Stop()
 	for {
 		d.mu.Lock()
@@ -367,7 +357,7 @@ func (d *Driver) WatchHealthStatus(ctx context.Context, reports chan<- kubeletpl
 		now := time.Now()
 		for _, name := range names {
 			report.Devices = append(report.Devices, kubeletplugin.DeviceHealth{
-				PoolName: d.o.NodeName, DeviceName: name, Health: kubeletplugin.HealthStatusHealthy, LastUpdated: now,
+				PoolName: d.node, DeviceName: name, Health: kubeletplugin.HealthStatusHealthy, LastUpdated: now,
 			})
 		}
 		select {

@@ -36,7 +36,7 @@ func (r recoverable) Unwrap() error      { return r.error }
 
 func TestHandleErrorShutsDownOnlyOnFatalErrors(t *testing.T) {
 	m := &shutdownRecorder{}
-	d, err := New(m, Options{DriverName: "x.nri.io", NodeName: "n", KubeClient: fake.NewClientset(), PluginDataDir: "/p", RegistrarDir: "/r", CDI: noSpecs{}})
+	d, err := New(m, "x.nri.io", "n", fake.NewClientset(), noSpecs{}, WithPluginDataDir("/p"), WithRegistrarDir("/r"))
 	if err != nil {
 		t.Fatal(err)
 	}

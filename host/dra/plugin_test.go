@@ -133,18 +133,20 @@ func allocatedClaim(uid, device, cpus string) *resourceapi.ResourceClaim {
 
 func start(t *testing.T, claims ...*resourceapi.ResourceClaim) *env {
 	t.Helper()
-	return startWith(t, func(*dra.Options) {}, claims...)
+	return startWith(t, nil, claims...)
 }
 
-// startWith is start with the driver's options adjusted by edit.
-func startWith(t *testing.T, edit func(*dra.Options), claims ...*resourceapi.ResourceClaim) *env {
+// startWith is start with the driver's further options that extra returns
+// (after the default ones, so they win); extra gets the fake API server's
+// client to add reactors to it. extra may be nil.
+func startWith(t *testing.T, extra func(*fake.Clientset) []dra.Option, claims ...*resourceapi.ResourceClaim) *env {
 	t.Helper()
 	ctx := context.Background()
 	cfg := config.Default()
 	cfg.Policy.Name = "topology-aware"
 	cfg.Policy.Data = []byte("dra:\n  enabled: true\n")
 	cfg.StateDir = t.TempDir()
-	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topology(), NodeName: node, DriverName: driver, Load: loadNative})
+	m, err := resmgr.New(ctx, cfg, topology(), loadNative, resmgr.WithNodeName(node), resmgr.WithDriverName(driver))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,10 +169,12 @@ func startWith(t *testing.T, edit func(*dra.Options), claims ...*resourceapi.Res
 		objs = append(objs, c)
 	}
 	e.client = fake.NewClientset(objs...)
-	opts := dra.Options{DriverName: driver, NodeName: node, KubeClient: e.client, PluginDataDir: e.dataDir,
-		RegistrarDir: e.regDir, CDI: e.cdi, Status: e.status, Logger: logr.Discard(), HealthInterval: 50 * time.Millisecond}
-	edit(&opts)
-	e.d, err = dra.New(m, opts)
+	opts := []dra.Option{dra.WithPluginDataDir(e.dataDir), dra.WithRegistrarDir(e.regDir), dra.WithStatus(e.status),
+		dra.WithLogger(logr.Discard()), dra.WithHealthInterval(50 * time.Millisecond)}
+	if extra != nil {
+		opts = append(opts, extra(e.client)...)
+	}
+	e.d, err = dra.New(m, driver, node, e.client, e.cdi, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +358,7 @@ func TestHealthReportsCoverThePublishedDevices(t *testing.T) {
 // registration socket is the pod's own, so an upgrade's new pod registers
 // beside the old one.
 func TestRollingUpdateRegistersPerPod(t *testing.T) {
-	e := startWith(t, func(o *dra.Options) { o.PodUID = "pod-1234" })
+	e := startWith(t, func(*fake.Clientset) []dra.Option { return []dra.Option{dra.WithPodUID("pod-1234")} })
 	socks, _ := filepath.Glob(filepath.Join(e.regDir, "*.sock"))
 	if len(socks) != 1 || !strings.Contains(filepath.Base(socks[0]), "pod-1234") {
 		t.Fatalf("registration sockets %q, want one named after the pod", socks)

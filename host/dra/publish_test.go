@@ -46,9 +46,8 @@ func TestDevicesPublishedOnlyOnceWritten(t *testing.T) {
 	var confirms atomic.Int32 // lists of this node's slices (the slice controller's own lists have no field selector)
 	down.Store(true)
 	log := &lines{}
-	startWith(t, func(o *dra.Options) {
-		o.Logger = funcr.New(log.add, funcr.Options{Verbosity: 1})
-		o.KubeClient.(*fake.Clientset).PrependReactor("*", "resourceslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	startWith(t, func(client *fake.Clientset) []dra.Option {
+		client.PrependReactor("*", "resourceslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
 			if l, ok := a.(k8stesting.ListAction); ok && strings.Contains(l.GetListRestrictions().Fields.String(), "spec.nodeName="+node) {
 				confirms.Add(1)
 			}
@@ -57,6 +56,7 @@ func TestDevicesPublishedOnlyOnceWritten(t *testing.T) {
 			}
 			return false, nil, nil
 		})
+		return []dra.Option{dra.WithLogger(funcr.New(log.add, funcr.Options{Verbosity: 1}))}
 	})
 	deadline := time.Now().Add(30 * time.Second)
 	for confirms.Load() < 2 {

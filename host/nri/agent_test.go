@@ -115,18 +115,12 @@ func startAgent(t testing.TB, rt *fakeRuntime, o agentOpts) *agent {
 	}
 	log := testLogger()
 	met := metrics.New()
-	m, err := resmgr.New(context.Background(), resmgr.Options{
-		Config: cfg, Topology: o.topo, NodeName: "node-1", Logger: log, Metrics: met,
-		Load: resmgr.WasmLoader(o.policy, module, &cfg.Policy, log),
-	})
+	m, err := resmgr.New(context.Background(), cfg, o.topo, resmgr.WasmLoader(o.policy, module, &cfg.Policy, log), resmgr.WithNodeName("node-1"), resmgr.WithLogger(log), resmgr.WithMetrics(met))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := nri.New(m, nri.Options{
-		SocketPath: rt.socket, PluginName: "nriwasm", PluginIndex: "90",
-		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
-		Logger: log, Metrics: met, Dialer: rt.dial,
-	})
+	p, err := nri.New(m, rt.socket, "nriwasm", "90",
+		nri.WithBackoff(10*time.Millisecond, 100*time.Millisecond), nri.WithLogger(log), nri.WithMetrics(met), nri.WithDialer(rt.dial))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func (h *handler) Configure(_ context.Context, _, runtime, version string) (api.
 	h.memoryPolicy.Store(supportsMemoryPolicy(nriVersion))
 	h.configured.Store(true)
 	down := h.p.markUp(h.stub)
-	h.p.opts.Metrics.Connection(metrics.ConnConnected)
+	h.p.opts.metrics.Connection(metrics.ConnConnected)
 	h.p.log.Info("connected to the runtime", "runtime", runtime, "version", version, "nriVersion", nriVersion, "memoryPolicy", h.memoryPolicy.Load(), "disconnectedFor", down)
 	return 0, nil // 0: every event the handler implements
 }

@@ -60,7 +60,7 @@ func readOnlyDevice(rules []*api.LinuxDeviceCgroup, d *api.LinuxDevice) bool {
 // cannot be read is logged and left out: a hint helps placement, and its
 // absence must not fail a container's creation.
 func (p *Plugin) locate(out *abi.Container) {
-	l := p.opts.Locator
+	l := p.opts.locator
 	if l == nil {
 		return
 	}

@@ -54,7 +54,7 @@ func TestMountsAndDevices(t *testing.T) {
 	}
 	out := &abi.Container{Id: "c"}
 	mountsAndDevices(ctr, out)
-	p := &Plugin{opts: Options{Locator: fakeLocator{}}, log: logr.Discard()}
+	p := &Plugin{opts: options{locator: fakeLocator{}}, log: logr.Discard()}
 	p.locate(out)
 
 	if len(out.Mounts) != 3 || out.Mounts[0].Destination != "/d" || out.Mounts[0].Type != "bind" || len(out.Mounts[0].Options) != 2 {

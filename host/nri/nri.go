@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -25,12 +24,6 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/metrics"
-)
-
-// Defaults of Options.
-const (
-	DefaultMinBackoff = 100 * time.Millisecond
-	DefaultMaxBackoff = 500 * time.Millisecond
 )
 
 // Manager is what the plugin hands events to; *resmgr.Manager implements it.
@@ -45,36 +38,12 @@ type Manager interface {
 	RemoveContainer(ctx context.Context, pod *abi.PodSandbox, c *abi.Container) ([]*abi.ContainerUpdate, error)
 }
 
-// Options configure a Plugin.
-type Options struct {
-	// SocketPath is the runtime's NRI socket. Required.
-	SocketPath string
-	// PluginName and PluginIndex register the plugin ("90-nriwasm"). Required.
-	PluginName, PluginIndex string
-	// MinBackoff and MaxBackoff bound the wait between connection attempts; it
-	// doubles after each failure up to MaxBackoff and starts over after a
-	// connection. MaxBackoff is how late the agent may notice that the
-	// runtime is back (new containers start without the policy until then),
-	// so it is short: a failed dial of a Unix socket costs microseconds.
-	// Defaults DefaultMinBackoff and DefaultMaxBackoff.
-	MinBackoff, MaxBackoff time.Duration
-	// Logger receives the plugin's and the stub's log. Default: discard.
-	Logger logr.Logger
-	// Metrics, if set, counts connections.
-	Metrics *metrics.Metrics
-	// Locator, if set, resolves where a new container's mounts and devices
-	// live (topology hints); without it they cross without hints.
-	Locator Locator
-	// Dialer, if set, opens the connection to SocketPath instead of net.Dial
-	// (tests use it to cut connections as a runtime restart would).
-	Dialer func(socketPath string) (net.Conn, error)
-}
-
 // Plugin is the agent's NRI plugin. Create it with New, run it with Run.
 type Plugin struct {
-	mgr  Manager
-	opts Options
-	log  logr.Logger
+	mgr                 Manager
+	socket, name, index string
+	opts                options
+	log                 logr.Logger
 
 	mu      sync.Mutex
 	current stub.Stub // the connected stub, nil between connections
@@ -83,22 +52,24 @@ type Plugin struct {
 	down    time.Time // when the connection was lost or first failed; zero while connected or never
 }
 
-// New returns a plugin handing events to mgr.
-func New(mgr Manager, o Options) (*Plugin, error) {
-	if o.SocketPath == "" || o.PluginName == "" || o.PluginIndex == "" {
-		return nil, errors.New("nri plugin: SocketPath, PluginName and PluginIndex are required")
+// New returns a plugin handing events to mgr, registered as name and index
+// ("90-nriwasm") with the runtime's NRI socket at socketPath.
+func New(mgr Manager, socketPath, name, index string, opts ...Option) (*Plugin, error) {
+	switch {
+	case socketPath == "":
+		return nil, errors.New("nri plugin: socket path: empty")
+	case name == "":
+		return nil, errors.New("nri plugin: plugin name: empty")
+	case index == "":
+		return nil, errors.New("nri plugin: plugin index: empty")
 	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = DefaultMinBackoff
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	if o.MaxBackoff < o.MinBackoff {
-		o.MaxBackoff = max(DefaultMaxBackoff, o.MinBackoff)
-	}
-	log := o.Logger
-	if log.GetSink() == nil {
-		log = logr.Discard()
-	}
-	p := &Plugin{mgr: mgr, opts: o, log: log.WithValues("component", "nri")}
+	p := &Plugin{mgr: mgr, socket: socketPath, name: name, index: index, opts: o, log: o.logger.WithValues("component", "nri")}
 	p.queue = newSender(p)
 	p.starts = newStarting()
 	return p, nil
@@ -109,7 +80,7 @@ func New(mgr Manager, o Options) (*Plugin, error) {
 // ends.
 func (p *Plugin) Run(ctx context.Context) error {
 	go p.queue.run(ctx)
-	backoff := p.opts.MinBackoff
+	backoff := p.opts.minBackoff
 	failures := 0
 	for {
 		connected, err := p.serve(ctx)
@@ -118,19 +89,19 @@ func (p *Plugin) Run(ctx context.Context) error {
 		}
 		switch {
 		case connected:
-			backoff, failures = p.opts.MinBackoff, 0
+			backoff, failures = p.opts.minBackoff, 0
 			p.markDown()
-			p.opts.Metrics.Connection(metrics.ConnLost)
-			p.log.Error(err, "DISCONNECTED from the runtime: new containers start without the policy until the agent reconnects", "socket", p.opts.SocketPath)
+			p.opts.metrics.Connection(metrics.ConnLost)
+			p.log.Error(err, "DISCONNECTED from the runtime: new containers start without the policy until the agent reconnects", "socket", p.socket)
 		case failures == 0:
 			failures++
 			p.markDown()
-			p.opts.Metrics.Connection(metrics.ConnFailed)
-			p.log.Error(err, "cannot connect to the runtime's NRI socket; retrying every "+p.opts.MaxBackoff.String()+" at most", "socket", p.opts.SocketPath)
+			p.opts.metrics.Connection(metrics.ConnFailed)
+			p.log.Error(err, "cannot connect to the runtime's NRI socket; retrying every "+p.opts.maxBackoff.String()+" at most", "socket", p.socket)
 		default:
 			failures++
-			p.opts.Metrics.Connection(metrics.ConnFailed)
-			p.log.V(1).Info("still cannot connect to the runtime's NRI socket", "socket", p.opts.SocketPath, "attempts", failures, "error", err.Error())
+			p.opts.metrics.Connection(metrics.ConnFailed)
+			p.log.V(1).Info("still cannot connect to the runtime's NRI socket", "socket", p.socket, "attempts", failures, "error", err.Error())
 		}
 		select {
 		case <-ctx.Done():
@@ -138,7 +109,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 		case <-time.After(backoff):
 		}
 		if !connected {
-			backoff = min(2*backoff, p.opts.MaxBackoff)
+			backoff = min(2*backoff, p.opts.maxBackoff)
 		}
 	}
 }
@@ -148,14 +119,14 @@ func (p *Plugin) Run(ctx context.Context) error {
 func (p *Plugin) serve(ctx context.Context) (connected bool, err error) {
 	h := &handler{p: p}
 	opts := []stub.Option{
-		stub.WithPluginName(p.opts.PluginName),
-		stub.WithPluginIdx(p.opts.PluginIndex),
-		stub.WithSocketPath(p.opts.SocketPath),
-		stub.WithLogger(stubLogger{p.log.WithValues("socket", p.opts.SocketPath)}),
+		stub.WithPluginName(p.name),
+		stub.WithPluginIdx(p.index),
+		stub.WithSocketPath(p.socket),
+		stub.WithLogger(stubLogger{p.log.WithValues("socket", p.socket)}),
 		stub.WithOnClose(func() { p.setCurrent(nil) }),
 	}
-	if p.opts.Dialer != nil {
-		opts = append(opts, stub.WithDialer(p.opts.Dialer))
+	if p.opts.dialer != nil {
+		opts = append(opts, stub.WithDialer(p.opts.dialer))
 	}
 	st, err := stub.New(h, opts...)
 	if err != nil {

@@ -40,7 +40,7 @@ func FuzzParseFile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again := mustEncode(t, got)
+		again := encodeFile(t, got)
 		back, err := parseFile("again.nrr", again)
 		if err != nil {
 			t.Fatalf("a file read back does not read again: %v", err)
@@ -52,7 +52,7 @@ func FuzzParseFile(f *testing.F) {
 	})
 }
 
-func mustEncode(t *testing.T, f *File) []byte {
+func encodeFile(t *testing.T, f *File) []byte {
 	t.Helper()
 	out, err := encodeHeader(f.Header)
 	if err != nil {

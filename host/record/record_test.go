@@ -66,7 +66,7 @@ func recordHistory(t *testing.T, maxSize int64, containers int) string {
 	cfg := config.Default()
 	cfg.Policy.Name, cfg.Policy.Data, cfg.StateDir = "topology-aware", []byte(reserveOne), t.TempDir()
 	ctx := context.Background()
-	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topo, NodeName: "node-1", Load: loadNative})
+	m, err := resmgr.New(ctx, cfg, topo, loadNative, resmgr.WithNodeName("node-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,5 +201,34 @@ func TestRotation(t *testing.T) {
 	}
 	if res.Starts != 1 || len(res.Differences) != 0 || res.Replayed == 0 {
 		t.Fatalf("replay of the rotated record: %+v, want 1 start and no difference", res)
+	}
+}
+
+// TestReplayOlderRecord: a record written before the format moved to
+// generated messages (by commit 6c62150's writer, with recordHistory's three
+// containers) still reads and replays: against the policy that made it with
+// no difference, against two reserved CPUs with c2 placed elsewhere.
+func TestReplayOlderRecord(t *testing.T) {
+	files, err := record.Read("testdata/written-by-6c62150")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := files[0].Header
+	if len(files) != 1 || h.NodeName != "node-1" || h.Policy != "topology-aware" || string(h.Config) != reserveOne || len(h.Topology.GetCpus()) == 0 {
+		t.Fatalf("read %d files, header %+v: want one file from node-1's topology-aware with one CPU reserved", len(files), h)
+	}
+	same, err := record.Replay(context.Background(), files, startNative(reserveOne))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Replayed != 7 || same.Starts != 1 || len(same.Differences) != 0 {
+		t.Fatalf("replay against the same policy: %+v, want 7 requests, 1 start, no difference", same)
+	}
+	other, err := record.Replay(context.Background(), files, startNative(reserveTwo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(other.Differences) != 1 || other.Differences[0].Subject != "default/pod-c2/c" || other.Differences[0].Replayed.CPUs != "2-7" {
+		t.Fatalf("replay against two reserved CPUs: %+v, want c2 on 2-7", other.Differences)
 	}
 }

@@ -38,8 +38,7 @@ func newDRAManager(t *testing.T, f *fakePolicy, mutate func(*config.Config)) *re
 	if mutate != nil {
 		mutate(cfg)
 	}
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1",
-		DriverName: driver, Load: f.load})
+	m, err := resmgr.New(context.Background(), cfg, testTopology(), f.load, resmgr.WithNodeName("node-1"), resmgr.WithDriverName(driver))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestDroppedLogsCounted(t *testing.T) {
 	cfg.Policy.Name = "conformance"
 	cfg.StateDir = t.TempDir()
 	met := metrics.New()
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1", Load: load, Metrics: met})
+	m, err := resmgr.New(context.Background(), cfg, testTopology(), load, resmgr.WithNodeName("node-1"), resmgr.WithMetrics(met))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func TestRestoreFallback(t *testing.T) {
 			cfg.Policy.Name = "conformance"
 			cfg.StateDir = dir
 			met := metrics.New()
-			m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1", Load: f.load, Metrics: met, Logger: log})
+			m, err := resmgr.New(ctx, cfg, testTopology(), f.load, resmgr.WithNodeName("node-1"), resmgr.WithMetrics(met), resmgr.WithLogger(log))
 			if err != nil {
 				t.Fatalf("New: %v (the agent would exit and crash-loop)", err)
 			}

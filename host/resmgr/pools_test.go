@@ -25,7 +25,7 @@ func newMeteredManager(t *testing.T, f *fakePolicy) (*resmgr.Manager, *metrics.M
 	cfg.Policy.Name = "conformance"
 	cfg.StateDir = t.TempDir()
 	met := metrics.New()
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1", Load: f.load, Metrics: met})
+	m, err := resmgr.New(context.Background(), cfg, testTopology(), f.load, resmgr.WithNodeName("node-1"), resmgr.WithMetrics(met))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 // out-of-memory) is initialized with the configuration, the node name, the
 // topology and the journal, so running containers keep their assignments.
 //
-//	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topo, Policy: load})
+//	m, err := resmgr.New(ctx, cfg, topo, load, resmgr.WithNodeName(node))
 //	m.Go("nri", plugin.Run)
 //	err = m.Run(ctx) // until ctx ends, Shutdown is called, or a component fails
 package resmgr
@@ -63,33 +63,6 @@ func droppedLogs(p Policy) uint64 {
 // it must also run on every instance it rebuilds), as wasm.Load with
 // wasm.WithRestore does.
 type LoadFunc func(ctx context.Context, restore wasm.RestoreFunc) (Policy, error)
-
-// Options configure New.
-type Options struct {
-	// Config is the running configuration, completed and validated. Required.
-	Config *config.Config
-	// Topology is the node's hardware. Required.
-	Topology *abi.Topology
-	// Load loads the policy. Required; see WasmLoader.
-	Load LoadFunc
-	// NodeName is the Kubernetes node's name, sent in Init.
-	NodeName string
-	// DriverName is the DRA driver's name, sent in Init; empty when the user
-	// turned DRA off.
-	DriverName string
-	// AvailableCPUs, if set, restricts answers' cpusets to these online CPUs.
-	AvailableCPUs []uint32
-	// Logger receives the manager's log. Default: discard.
-	Logger logr.Logger
-	// Metrics, if set, records calls, failures and the journal's size.
-	Metrics *metrics.Metrics
-	// Identity names the policy Load loads; it is recorded next to the
-	// checkpoint (state.PolicyFileName) when set.
-	Identity Identity
-	// Resolve, if set, resolves a changed configuration's policy for a live
-	// swap (swap.go); without it such a change needs a restart.
-	Resolve ResolveFunc
-}
 
 // Manager is the resource manager. Create it with New.
 type Manager struct {
@@ -142,25 +115,35 @@ type Manager struct {
 
 // New loads the checkpoint from the state directory (a corrupt one is logged
 // and set aside: the agent starts from what the runtime reports), then loads
-// the policy, whose first instance is initialized with that journal.
-func New(ctx context.Context, o Options) (*Manager, error) {
-	if o.Config == nil || o.Topology == nil || o.Load == nil {
-		return nil, errors.New("resource manager: Config, Topology and Load are required")
+// the policy, whose first instance is initialized with that journal. cfg is
+// the running configuration, completed and validated; topo the node's
+// hardware; load loads the policy (see WasmLoader).
+func New(ctx context.Context, cfg *config.Config, topo *abi.Topology, load LoadFunc, opts ...Option) (*Manager, error) {
+	switch {
+	case cfg == nil:
+		return nil, errors.New("resource manager: configuration: nil")
+	case topo == nil:
+		return nil, errors.New("resource manager: topology: nil")
+	case load == nil:
+		return nil, errors.New("resource manager: load: nil")
 	}
-	log := o.Logger
-	if log.GetSink() == nil {
-		log = logr.Discard()
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
+	log := o.logger
 	var limitOpts []validate.Option
-	if o.AvailableCPUs != nil {
-		limitOpts = append(limitOpts, validate.WithAvailableCPUs(o.AvailableCPUs))
+	if o.availableCPUs != nil {
+		limitOpts = append(limitOpts, validate.WithAvailableCPUs(o.availableCPUs))
 	}
 	m := &Manager{
-		log: log, metrics: o.Metrics, topo: o.Topology, node: o.NodeName, driver: o.DriverName,
-		limits: validate.New(o.Topology, limitOpts...),
-		cfg:    o.Config, identity: o.Identity, resolve: o.Resolve,
+		log: log, metrics: o.metrics, topo: topo, node: o.nodeName, driver: o.driverName,
+		limits: validate.New(topo, limitOpts...),
+		cfg:    cfg, identity: o.identity, resolve: o.resolve,
 	}
-	ck := state.NewCheckpoint(o.Config.StateDir)
+	ck := state.NewCheckpoint(cfg.StateDir)
 	j, err := ck.Load()
 	if ce, ok := errors.AsType[*state.CorruptError](err); ok {
 		log.Error(ce, "checkpoint is corrupt and was set aside; starting from what the runtime reports")
@@ -175,16 +158,16 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	counts := j.Counts()
 	log.Info("journal restored", "pods", counts.Pods, "containers", counts.Containers, "claims", counts.Claims, "checkpoint", ck.Path())
 
-	p, err := m.load(ctx, o.Load)
+	p, err := m.load(ctx, load)
 	if err != nil {
-		return nil, fmt.Errorf("load policy %q: %w", o.Config.Policy.Name, err)
+		return nil, fmt.Errorf("load policy %q: %w", cfg.Policy.Name, err)
 	}
 	m.policy, m.client = p, m.newClient(p)
 	m.rebuilds = p.Rebuilds()
 	m.dropped = droppedLogs(p)
 	if err := m.discoverPools(ctx); err != nil {
 		_ = p.Close(ctx)
-		return nil, fmt.Errorf("policy %q: %w", o.Config.Policy.Name, err)
+		return nil, fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
 	}
 	m.recordIdentity()
 	m.changed()

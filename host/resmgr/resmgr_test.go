@@ -12,6 +12,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/state"
+	"github.com/nriwasm/nriwasm/internal/testkit"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 )
 
@@ -34,7 +35,7 @@ func newManager(t *testing.T, f *fakePolicy, mutate func(*config.Config)) *resmg
 	if mutate != nil {
 		mutate(cfg)
 	}
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1", Load: f.load})
+	m, err := resmgr.New(context.Background(), cfg, testTopology(), f.load, resmgr.WithNodeName("node-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,5 +325,38 @@ func TestPreexistingPodForgottenWithItsLastContainer(t *testing.T) {
 	}
 	if got := pods(); len(got) != 1 || got[0] != "pod" {
 		t.Fatalf("after removing every container: pods %q, want only the announced pod", got)
+	}
+}
+
+// TestOptionsRefuseBadValues: a missing input or a bad option value is New's
+// error, naming it and its limit, instead of a default kept silently.
+func TestOptionsRefuseBadValues(t *testing.T) {
+	cfg := config.Default()
+	cfg.Policy.Name, cfg.StateDir = "conformance", t.TempDir()
+	load := newFake(nil).load
+	for _, tc := range []struct {
+		name string
+		cfg  *config.Config
+		topo *abi.Topology
+		load resmgr.LoadFunc
+		opt  resmgr.Option
+		want string
+	}{
+		{"no config", nil, testTopology(), load, resmgr.WithNodeName("n"), "configuration: nil"},
+		{"no topology", cfg, nil, load, resmgr.WithNodeName("n"), "topology: nil"},
+		{"no load", cfg, testTopology(), nil, resmgr.WithNodeName("n"), "load: nil"},
+		{"no CPUs", cfg, testTopology(), load, resmgr.WithAvailableCPUs([]uint32{}), "available CPUs: empty: must name at least one CPU"},
+		{"nil metrics", cfg, testTopology(), load, resmgr.WithMetrics(nil), "metrics: nil"},
+		{"no reference", cfg, testTopology(), load, resmgr.WithIdentity(resmgr.Identity{Name: "x"}), "reference is required"},
+		{"nil resolve", cfg, testTopology(), load, resmgr.WithResolve(nil), "resolve: nil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := resmgr.New(context.Background(), tc.cfg, tc.topo, tc.load, tc.opt)
+			if err == nil {
+				m.Stop()
+				t.Fatalf("New succeeded; want an error with %q", tc.want)
+			}
+			testkit.ErrorContains(t, err, tc.want)
+		})
 	}
 }

@@ -28,7 +28,7 @@ func TestUnwritableStateDirectory(t *testing.T) {
 	cfg.Policy.Name = "conformance"
 	cfg.StateDir = filepath.Join(file, "state")
 	met := metrics.New()
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1", Load: newFake(nil).load, Metrics: met})
+	m, err := resmgr.New(context.Background(), cfg, testTopology(), newFake(nil).load, resmgr.WithNodeName("node-1"), resmgr.WithMetrics(met))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,7 @@ func TestConcurrentStress(t *testing.T) {
 	cfg.Policy.Data = []byte("dra:\n  enabled: true\n")
 	cfg.StateDir = t.TempDir()
 	met := metrics.New()
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: testTopology(), NodeName: "node-1",
-		DriverName: driver, Load: f.load, Metrics: met})
+	m, err := resmgr.New(context.Background(), cfg, testTopology(), f.load, resmgr.WithNodeName("node-1"), resmgr.WithDriverName(driver), resmgr.WithMetrics(met))
 	if err != nil {
 		t.Fatal(err)
 	}

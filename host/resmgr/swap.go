@@ -48,9 +48,9 @@ type Candidate struct {
 	// Identity names the module.
 	Identity Identity
 	// DriverName is the DRA driver name the agent gives this policy, as
-	// Options.DriverName.
+	// WithDriverName.
 	DriverName string
-	// Load loads it, as Options.Load.
+	// Load loads it, as New's load.
 	Load LoadFunc
 }
 
@@ -122,7 +122,7 @@ func (m *Manager) Identity() Identity {
 // Recheck resolves the running configuration's policy again and swaps to it
 // when it names another module (an OCI tag now naming another digest). It
 // does nothing for a policy that is not an OCI reference, or without
-// Options.Resolve.
+// WithResolve.
 func (m *Manager) Recheck(ctx context.Context) error {
 	m.swapMu.Lock()
 	defer m.swapMu.Unlock()

@@ -115,11 +115,9 @@ func newSwapAgent(t *testing.T, policyConfig string) *swapAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.m, err = resmgr.New(context.Background(), resmgr.Options{
-		Config: cfg, Topology: policytest.Machine(t, "Desktop1Socket"), NodeName: "node-1",
-		DriverName: cand.DriverName, Logger: testLog(t), Metrics: a.met,
-		Identity: cand.Identity, Load: cand.Load, Resolve: a.res.resolve,
-	})
+	a.m, err = resmgr.New(context.Background(), cfg, policytest.Machine(t, "Desktop1Socket"), cand.Load,
+		resmgr.WithNodeName("node-1"), resmgr.WithDriverName(cand.DriverName), resmgr.WithLogger(testLog(t)), resmgr.WithMetrics(a.met),
+		resmgr.WithIdentity(cand.Identity), resmgr.WithResolve(a.res.resolve))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func newRig(tb testing.TB, activeConfig string, sp *nativePolicy, shadowConfig s
 	cfg.Policy.Data = []byte(activeConfig)
 	cfg.StateDir = tb.TempDir()
 	met := metrics.New()
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: topo, NodeName: "node-1", Load: (&nativePolicy{}).load, Metrics: met})
+	m, err := resmgr.New(context.Background(), cfg, topo, (&nativePolicy{}).load, resmgr.WithNodeName("node-1"), resmgr.WithMetrics(met))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -29,6 +29,8 @@ type cache struct {
 	logger logr.Logger
 	// sums are the verified entries, by path relative to dir.
 	sums map[string]entrySum
+	// dirty says sums differ from the manifest on disk.
+	dirty bool
 }
 
 type entrySum struct {
@@ -60,10 +62,7 @@ func (c *cache) instrumentedDir() string { return filepath.Join(c.dir, "instrume
 // and the module's digest, so a host with a changed check never reuses the
 // output of an older one.
 func (c *cache) instrumented(code []byte, instrument func([]byte) ([]byte, error)) ([]byte, error) {
-	h := sha256.New()
-	h.Write([]byte(interrupt.Version))
-	h.Write(code)
-	rel := filepath.Join("instrumented", hex.EncodeToString(h.Sum(nil))+".wasm")
+	rel := instrumentedRel(code)
 	path := filepath.Join(c.dir, rel)
 	if _, ok := c.sums[rel]; ok {
 		if data, err := os.ReadFile(path); err == nil {
@@ -81,7 +80,23 @@ func (c *cache) instrumented(code []byte, instrument func([]byte) ([]byte, error
 		return nil, err
 	}
 	c.sums[rel] = entrySum{Size: int64(len(data)), CRC32: crc32.Checksum(data, castagnoli)}
+	c.dirty = true
 	return data, nil
+}
+
+// instrumentedRel is the cache path of code's instrumented form.
+func instrumentedRel(code []byte) string {
+	h := sha256.New()
+	h.Write([]byte(interrupt.Version))
+	h.Write(code)
+	return filepath.Join("instrumented", hex.EncodeToString(h.Sum(nil))+".wasm")
+}
+
+// has reports whether the cache holds code's instrumented form, which it
+// gets with its compiled code.
+func (c *cache) has(code []byte) bool {
+	_, ok := c.sums[instrumentedRel(code)]
+	return ok
 }
 
 // verify removes every entry the manifest does not vouch for.
@@ -98,7 +113,7 @@ func (c *cache) verify() error {
 			manifest = map[string]entrySum{}
 		}
 	}
-	return c.walk(func(rel, path string) error {
+	err = c.walk(func(rel, path string) error {
 		want, known := manifest[rel]
 		got, err := sum(path)
 		if err != nil {
@@ -111,11 +126,16 @@ func (c *cache) verify() error {
 		c.logger.Info("removing unverified compilation cache entry", "path", path, "known", known)
 		return os.Remove(path)
 	})
+	// The manifest is rewritten (record) only when it no longer lists exactly
+	// the verified entries.
+	c.dirty = len(c.sums) != len(manifest)
+	return err
 }
 
-// record adds the entries wazero wrote since verify to the manifest.
-func (c *cache) record() error {
-	err := c.walk(func(rel, path string) error {
+// record adds the entries wazero wrote since verify to the manifest, and
+// says how many of them are compiled code (wazero compiled a module).
+func (c *cache) record() (compiled int, err error) {
+	err = c.walk(func(rel, path string) error {
 		if _, ok := c.sums[rel]; ok {
 			return nil
 		}
@@ -124,21 +144,30 @@ func (c *cache) record() error {
 			return err
 		}
 		c.sums[rel] = s
+		c.dirty = true
+		if strings.HasPrefix(rel, "wazero"+string(filepath.Separator)) {
+			compiled++
+		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if err != nil || !c.dirty {
+		return compiled, err
 	}
 	data, err := json.Marshal(c.sums)
 	if err != nil {
-		return err
+		return compiled, err
 	}
-	return writeFileAtomic(filepath.Join(c.dir, manifestName), data)
+	if err := writeFileAtomic(filepath.Join(c.dir, manifestName), data); err != nil {
+		return compiled, err
+	}
+	c.dirty = false
+	return compiled, nil
 }
 
 // reset empties the cache.
 func (c *cache) reset() error {
 	c.sums = map[string]entrySum{}
+	c.dirty = true
 	if err := os.RemoveAll(c.wazeroDir()); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -23,6 +24,9 @@ type compiled struct {
 	runtime wazero.Runtime
 	module  wazero.CompiledModule
 	cache   *cache
+	// source says where the machine code came from: compiled now, read from
+	// the cache, or installed into the cache from the seed.
+	source codeSource
 	// instances maps the api.Module of each instrumented instance to its
 	// *instance, for the poll import.
 	instances sync.Map
@@ -41,6 +45,17 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 		var err error
 		if c.cache, err = openCache(o.cacheDir, o.logger); err != nil {
 			return nil, fmt.Errorf("policy %q: %w", name, err)
+		}
+	}
+	seeded := false
+	if c.cache != nil && o.seedDir != "" && !c.cache.has(code) && seedAvailable(o.seedDir) {
+		switch err := c.cache.installSeed(o.seedDir, code); {
+		case err == nil:
+			seeded = true
+		case errors.Is(err, errNoSeedEntry):
+			o.logger.V(1).Info("no compiled code in the seed for this module; compiling it", "policy", name, "seed", o.seedDir)
+		default:
+			o.logger.Info("not using the compiled-code seed; compiling the policy", "policy", name, "seed", o.seedDir, "reason", err.Error())
 		}
 	}
 	if o.interrupt == InterruptInstrumented {
@@ -69,11 +84,24 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 		return nil, fmt.Errorf("policy %q: compile: %w", name, err)
 	}
 	c.runtime, c.module = rt, mod
+	c.source = codeCompiled
 	if c.cache != nil {
-		if err := c.cache.record(); err != nil {
+		n, err := c.cache.record()
+		if err != nil {
 			o.logger.Info("cannot record compilation cache checksums", "policy", name, "err", err.Error())
 		}
+		switch {
+		case n == 0 && seeded:
+			c.source = codeSeed
+		case n == 0:
+			c.source = codeCache
+		case seeded:
+			// Every check passed, yet wazero did not find the code under the
+			// key it computed: keep the new entry, and say so.
+			o.logger.Info("the compiled-code seed's entry was not used by wazero; the policy was compiled", "policy", name, "seed", o.seedDir)
+		}
 	}
+	o.logger.V(1).Info("policy code ready", "policy", name, "source", c.source.String())
 	if err := checkExports(mod, o.interrupt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("policy %q: %w", name, err)
@@ -119,6 +147,25 @@ func (c *compiled) compileOnce(ctx context.Context, code []byte, o *options, use
 		return nil, nil, err
 	}
 	return mod, rt, nil
+}
+
+// codeSource is where a compiled module's machine code came from.
+type codeSource int
+
+const (
+	codeCompiled codeSource = iota // compiled by this Load
+	codeCache                      // read from the compilation cache
+	codeSeed                       // installed from the seed, then read
+)
+
+func (s codeSource) String() string {
+	switch s {
+	case codeCache:
+		return "cache"
+	case codeSeed:
+		return "seed"
+	}
+	return "compiled"
 }
 
 // signature is a function's parameter and result types.

@@ -71,6 +71,7 @@ type Option func(*options) error
 
 type options struct {
 	cacheDir      string
+	seedDir       string
 	memoryLimit   uint64
 	callTimeout   time.Duration
 	startLimit    time.Duration
@@ -104,6 +105,21 @@ func defaultOptions() options {
 func WithCacheDir(dir string) Option {
 	return func(o *options) error {
 		o.cacheDir = dir
+		return nil
+	}
+}
+
+// WithSeedDir reads compiled code from dir, a seed written by Precompile
+// (typically read-only, in the agent's image), when the cache (WithCacheDir,
+// required) does not hold the module yet: its files are copied into the
+// cache after checking that the seed was built for this wazero build, CPU
+// features and deadline instrumentation, and every file's sha256, so Load
+// does not compile. Any mismatch or corruption is logged with its reason and
+// the module is compiled as without a seed; a dir without a manifest is
+// ignored. Default: none.
+func WithSeedDir(dir string) Option {
+	return func(o *options) error {
+		o.seedDir = dir
 		return nil
 	}
 }

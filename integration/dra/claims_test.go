@@ -51,8 +51,7 @@ func policyManager(t testing.TB, nodeName string) *resmgr.Manager {
 		t.Fatal(err)
 	}
 	cfg.Policy.CacheDir = filepath.Join(cache, "nriwasm", "integration-compile")
-	m, err := resmgr.New(context.Background(), resmgr.Options{Config: cfg, Topology: topo, NodeName: nodeName, DriverName: taDriver,
-		Load: resmgr.WasmLoader("topology-aware", module, &cfg.Policy, testLogger(t))})
+	m, err := resmgr.New(context.Background(), cfg, topo, resmgr.WasmLoader("topology-aware", module, &cfg.Policy, testLogger(t)), resmgr.WithNodeName(nodeName), resmgr.WithDriverName(taDriver))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,8 +76,8 @@ func startDriverOn(t testing.TB, s *kubeapi.Server, nodeName, driverName string,
 		t.Fatal(err)
 	}
 	n.status = status
-	n.driver, err = dra.New(m, dra.Options{DriverName: driverName, NodeName: n.name, KubeClient: n.client,
-		PluginDataDir: data, RegistrarDir: reg, CDI: n.cdi, Status: n.status, Logger: log})
+	n.driver, err = dra.New(m, driverName, n.name, n.client, n.cdi,
+		dra.WithPluginDataDir(data), dra.WithRegistrarDir(reg), dra.WithStatus(n.status), dra.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,8 +49,7 @@ func TestNetdevNetworkDataLandsOnTheClaim(t *testing.T) {
 	cfg := config.Default()
 	cfg.Policy.Name = "netdev"
 	cfg.StateDir = t.TempDir()
-	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topo, NodeName: nodeName, DriverName: netdevDriver,
-		Load: resmgr.WasmLoader("netdev", module, &cfg.Policy, testLogger(t))})
+	m, err := resmgr.New(ctx, cfg, topo, resmgr.WasmLoader("netdev", module, &cfg.Policy, testLogger(t)), resmgr.WithNodeName(nodeName), resmgr.WithDriverName(netdevDriver))
 	if err != nil {
 		t.Fatal(err)
 	}

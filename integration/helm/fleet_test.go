@@ -109,10 +109,7 @@ func startFleetNode(t *testing.T, s *kubeapi.Server, ns, sa, node string) *fleet
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := resmgr.New(ctx, resmgr.Options{
-		Config: cfg, Topology: policytest.Machine(t, "Desktop1Socket"), NodeName: node,
-		Load: nativeLoader(cfg.Policy.Name), Identity: nativeIdentity(cfg.Policy.Name), Resolve: nativeResolve,
-	})
+	m, err := resmgr.New(ctx, cfg, policytest.Machine(t, "Desktop1Socket"), nativeLoader(cfg.Policy.Name), resmgr.WithNodeName(node), resmgr.WithIdentity(nativeIdentity(cfg.Policy.Name)), resmgr.WithResolve(nativeResolve))
 	if err != nil {
 		t.Fatalf("node %s: %v", node, err)
 	}

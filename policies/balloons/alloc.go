@@ -1,6 +1,8 @@
 package balloons
 
 import (
+	"slices"
+
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 )
 
@@ -32,38 +34,32 @@ func (o *allocOpts) tierOf(id uint32) int {
 	return len(o.prefer)
 }
 
-// hintsFor is o for taking n of the free CPUs (nFree of them): as
-// nri-plugins' resizeCpusWithDevices applies topology hints, a preferred set
-// counts only if it has n free CPUs, all the CPUs asked for, and the
-// avoided CPUs are avoided only if n free CPUs lie outside them; a hint
-// that cannot be met whole is dropped, not met in part.
-func (o *allocOpts) hintsFor(free []bool, nFree, n int) *allocOpts {
-	freeIn := func(set cpuset.Set) int {
-		c := 0
-		for id := range set.All() {
-			if int(id) < len(free) && free[id] {
-				c++
-			}
-		}
-		return c
-	}
-	var prefer []cpuset.Set
-	dropped := false
+// restrict keeps of ids, the free CPUs, those a resize of n CPUs takes
+// from, as nri-plugins' resizeCpusWithDevices applies topology hints: each
+// preferred set in turn if n of the CPUs kept so far lie in it, then the
+// avoided CPUs left out if n of the CPUs kept lie outside them. A hint that
+// cannot be met whole is dropped, not met in part. ids is filtered in place.
+func (o *allocOpts) restrict(ids []uint32, n int) []uint32 {
 	for _, p := range o.prefer {
-		if freeIn(p) >= n {
-			prefer = append(prefer, p)
-		} else {
-			dropped = true
+		if countIn(ids, p, true) >= n {
+			ids = slices.DeleteFunc(ids, func(id uint32) bool { return !p.Contains(id) })
 		}
 	}
-	avoid := o.avoid
-	if !avoid.IsEmpty() && nFree-freeIn(avoid) < n {
-		avoid, dropped = cpuset.Set{}, true
+	if !o.avoid.IsEmpty() && countIn(ids, o.avoid, false) >= n {
+		ids = slices.DeleteFunc(ids, o.avoid.Contains)
 	}
-	if !dropped {
-		return o
+	return ids
+}
+
+// countIn counts the ids in set (in true) or out of it (in false).
+func countIn(ids []uint32, set cpuset.Set, in bool) int {
+	c := 0
+	for _, id := range ids {
+		if set.Contains(id) == in {
+			c++
+		}
 	}
-	return &allocOpts{prefer: prefer, avoid: avoid, balance: o.balance, spread: o.spread}
+	return c
 }
 
 // counts tracks how many CPUs of a set fall in each core, L2 cache, node,
@@ -120,11 +116,13 @@ type key struct{ hi, lo uint64 }
 func (k key) less(o key) bool { return k.hi < o.hi || k.hi == o.hi && k.lo < o.lo }
 
 // inflate picks n of the free CPUs (nFree of them, counted in avail) to
-// add to cur, one at a time: the most preferred tier first; within it the
-// CPU closest to what the balloon holds (same core, L2 cache, node, die,
-// package); between equally close CPUs the node that balancing or packing
-// chooses; then whole free cores before half-used ones; then the lowest id.
-// It fails, taking nothing, when fewer than n CPUs are free.
+// add to cur, as nri-plugins' balloons resizes a balloon
+// (cmd/plugins/balloons/policy/cputree.go, ResizeCpus): all the free CPUs
+// if n are left; otherwise the free CPUs the hints keep (restrict), then
+// the node of the CPU tree that holds n of them (cpuTree.choose). A type
+// that spreads on physical cores takes one CPU at a time, each the thread
+// node chosen so; otherwise the CPUs within the node are picked by
+// pickWithin. It fails, taking nothing, when fewer than n CPUs are free.
 func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *counts, n int, o *allocOpts) (cpuset.Set, bool) {
 	if n <= 0 {
 		return cpuset.Set{}, true
@@ -132,33 +130,49 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 	if nFree < n {
 		return cpuset.Set{}, false
 	}
-	o = o.hintsFor(free, nFree, n)
+	cands := ix.cands[:0]
+	for _, id := range ix.onlineIDs {
+		if free[id] {
+			cands = append(cands, id)
+		}
+	}
+	defer func() { ix.cands = cands[:0] }()
+	if len(cands) == n {
+		return cpuset.New(cands...), true
+	}
+	cands = o.restrict(cands, n)
+	from := ix.tree.choose(ix.from[:0], cands, cur, n, o)
+	defer func() { ix.from = from[:0] }()
+	switch {
+	case len(from) == n:
+		return cpuset.New(from...), true
+	case o.spread:
+		picked := make([]uint32, 0, n)
+		grown := cur
+		for range n {
+			from = ix.tree.choose(from[:0], cands, grown, 1, o)
+			id := from[0]
+			picked = append(picked, id)
+			grown = grown.Union(cpuset.New(id))
+			cands = slices.DeleteFunc(cands, func(c uint32) bool { return c == id })
+		}
+		return cpuset.New(picked...), true
+	}
+	return ix.pickWithin(cur, from, free, avail, n, o), true
+}
+
+// pickWithin picks n of the free CPUs ids (a tree node's) to add to cur,
+// one at a time, as nri-plugins' CPU allocator takes them within the node:
+// the CPU closest to what the balloon holds (same core, L2 cache, node,
+// die, package); between equally close CPUs the node that balancing or
+// packing chooses; then whole free cores before half-used ones; then the
+// lowest id.
+func (ix *topoIndex) pickWithin(cur cpuset.Set, ids []uint32, free []bool, avail *counts, n int, o *allocOpts) cpuset.Set {
+	plain := &allocOpts{balance: o.balance, spread: o.spread}
 	have := ix.haveOf(cur)
-	plain := len(o.prefer) == 0 && o.avoid.IsEmpty()
 	picked := make([]uint32, 0, n)
 	for len(picked) < n {
-		// A CPU of a node the balloon has CPUs in is closer than any other;
-		// only a better tier elsewhere beats it. Without tiers, look there
-		// first and only.
-		var best scored
-		ok := false
-		if plain && have.n == 0 {
-			// Every CPU of a node has the same key but for its core and id:
-			// the node is chosen from the counts, then only its CPUs scanned.
-			if node, found := ix.bestNode(avail, n, o); found {
-				best, ok = ix.bestFree(ix.nodeIDsOf[node], free, have, avail, n, o)
-			}
-		}
-		if plain && have.n > 0 {
-			for _, node := range ix.nodesOf(cur.Union(cpuset.New(picked...))).Sorted() {
-				if id, found := ix.bestFree(ix.nodeIDsOf[node], free, have, avail, n-len(picked), o); found && (!ok || id.less(best)) {
-					best, ok = id, true
-				}
-			}
-		}
-		if !ok {
-			best, _ = ix.bestFree(ix.onlineIDs, free, have, avail, n-len(picked), o)
-		}
+		best, _ := ix.bestFree(ids, free, have, avail, n-len(picked), plain)
 		id := best.id
 		free[id] = false // until the caller takes it
 		picked = append(picked, id)
@@ -171,33 +185,7 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 	}
 	add := cpuset.New(picked...)
 	ix.done(cur.Union(add))
-	return add, true
-}
-
-// bestNode is the node a new balloon of plain options starts in: the one
-// whose CPUs' keys (see bestFree) are lowest.
-func (ix *topoIndex) bestNode(avail *counts, need int, o *allocOpts) (int32, bool) {
-	const m = 1<<15 - 1
-	best, bestKey := int32(-1), uint64(0)
-	for node, nf := range avail.node {
-		if nf == 0 || len(ix.nodeIDsOf[node]) == 0 {
-			continue
-		}
-		c := &ix.cpus[ix.nodeIDsOf[node][0]]
-		var k uint64
-		switch {
-		case o.balance:
-			k = (m-uint64(avail.pkg[c.pkg]))<<30 | (m-uint64(avail.die[c.die]))<<15 | (m - uint64(nf))
-		case nf >= need:
-			k = uint64(nf)<<15 | uint64(node)
-		default:
-			k = 1<<45 | (m-uint64(nf))<<15 | uint64(node)
-		}
-		if best < 0 || k < bestKey {
-			best, bestKey = int32(node), k
-		}
-	}
-	return best, best >= 0
+	return add
 }
 
 // scored is a candidate CPU and its key.
@@ -206,9 +194,7 @@ type scored struct {
 	k  key
 }
 
-func (a scored) less(b scored) bool { return a.k.less(b.k) }
-
-// bestFree finds the free CPU of ids with the lowest key (see inflate). The
+// bestFree finds the free CPU of ids with the lowest key (see pickWithin). The
 // key is computed inline: in Wasm a Go function call costs more than the
 // whole key.
 func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, need int, o *allocOpts) (scored, bool) {

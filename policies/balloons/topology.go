@@ -34,8 +34,6 @@ type topoIndex struct {
 	isolated  cpuset.Set
 	// cores lists each core's threads, by core key.
 	cores [][]uint32
-	// nodeIDsOf are each node's CPUs, sorted, by node id.
-	nodeIDsOf [][]uint32
 	// dims are how many cores, L2 caches, nodes, dies and packages the
 	// group keys range over.
 	dims struct{ core, l2, node, die, pkg int }
@@ -43,6 +41,10 @@ type topoIndex struct {
 	scratch *counts
 	// groups are, per level, the CPUs of each group (by group key).
 	groups map[Level]map[int32]cpuset.Set
+	// tree is nri-plugins' CPU tree, where a resize picks its CPUs.
+	tree *cpuTree
+	// cands and from are inflate's scratch lists of CPU ids.
+	cands, from []uint32
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
@@ -66,7 +68,6 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		m[k] = int32(len(m))
 		return m[k]
 	}
-	cpuNodes := map[uint32]bool{}
 	ix.online, ix.isolated = kit.Online(), kit.Isolated()
 	ix.onlineIDs = ix.online.Sorted()
 	online := ix.onlineIDs
@@ -89,7 +90,6 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		}
 		ix.cores[info.core] = append(ix.cores[info.core], id)
 		ix.cpus[id] = info
-		cpuNodes[c.Node] = true
 		ix.isIsolated[id] = c.Isolated
 	}
 	ix.dims.core, ix.dims.l2, ix.dims.die = len(cores), len(l2s), len(dies)
@@ -101,10 +101,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "topology.cpus", "NUMA node or package id out of range")
 	}
 	ix.scratch = ix.newCounts()
-	ix.nodeIDsOf = make([][]uint32, ix.dims.node)
-	for n := range cpuNodes {
-		ix.nodeIDsOf[n] = kit.NodeCPUs(n).Sorted()
-	}
+	ix.tree = newCPUTree(ix, kit, t)
 	ix.groups = map[Level]map[int32]cpuset.Set{}
 	for _, lvl := range []Level{LevelSystem, LevelPackage, LevelDie, LevelNUMA, LevelL2Cache, LevelCore} {
 		byKey := map[int32][]uint32{}

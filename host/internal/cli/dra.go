@@ -71,10 +71,11 @@ func startDRA(cfg *config.Config, policy string, m *resmgr.Manager, log logr.Log
 			return nil, fmt.Errorf("dra: %w", err)
 		}
 	}
-	drv, err := dra.New(m, dra.Options{
-		DriverName: driver, NodeName: nodeName(), KubeClient: client, PluginDataDir: dataDir, RegistrarDir: d.RegistrarDir,
-		CDI: specs, Status: status, PodUID: types.UID(os.Getenv("POD_UID")), Logger: log.WithName("dra"),
-	})
+	opts := []dra.Option{dra.WithPluginDataDir(dataDir), dra.WithRegistrarDir(d.RegistrarDir), dra.WithStatus(status), dra.WithLogger(log.WithName("dra"))}
+	if uid := os.Getenv("POD_UID"); uid != "" {
+		opts = append(opts, dra.WithPodUID(types.UID(uid)))
+	}
+	drv, err := dra.New(m, driver, nodeName(), client, specs, opts...)
 	if err != nil {
 		return nil, err
 	}

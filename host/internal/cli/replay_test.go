@@ -39,14 +39,13 @@ func TestSimulateReplay(t *testing.T) {
 	cfg := config.Default()
 	cfg.Policy.Name, cfg.Policy.Data, cfg.StateDir = "topology-aware", []byte(`{"reservedResources":{"cpu":"1"}}`), t.TempDir()
 	cfg.Record.Dir = filepath.Join(t.TempDir(), "record")
-	m, err := resmgr.New(ctx, resmgr.Options{Config: cfg, Topology: topo, NodeName: "node-1",
-		Load: func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
-			r, err := nativePolicy("topology-aware")
-			if err != nil {
-				return nil, err
-			}
-			return &nativeLoad{t: r}, restore(ctx, r)
-		}})
+	m, err := resmgr.New(ctx, cfg, topo, func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
+		r, err := nativePolicy("topology-aware")
+		if err != nil {
+			return nil, err
+		}
+		return &nativeLoad{t: r}, restore(ctx, r)
+	}, resmgr.WithNodeName("node-1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,11 +145,15 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return nil // signalled while standing by
 	}
 	newManager := func() (*resmgr.Manager, error) {
-		return resmgr.New(ctx, resmgr.Options{
-			Config: cfg, Topology: topo, AvailableCPUs: available, NodeName: nodeName(), DriverName: draDriverName(cfg, pol.name), Logger: log, Metrics: met,
-			Load:     resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log),
-			Identity: pol.identity(cfg.Policy.Name), Resolve: resolver(log),
-		})
+		opts := []resmgr.Option{
+			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(draDriverName(cfg, pol.name)),
+			resmgr.WithLogger(log), resmgr.WithMetrics(met),
+			resmgr.WithIdentity(pol.identity(cfg.Policy.Name)), resmgr.WithResolve(resolver(log)),
+		}
+		if available != nil {
+			opts = append(opts, resmgr.WithAvailableCPUs(available))
+		}
+		return resmgr.New(ctx, cfg, topo, resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log), opts...)
 	}
 	m, err := newManager()
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
@@ -184,10 +188,8 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	plugin, err := nri.New(m, nri.Options{
-		SocketPath: cfg.NRI.SocketPath, PluginName: cfg.NRI.PluginName, PluginIndex: string(cfg.NRI.PluginIndex),
-		Logger: log, Metrics: met, Locator: loc,
-	})
+	plugin, err := nri.New(m, cfg.NRI.SocketPath, cfg.NRI.PluginName, string(cfg.NRI.PluginIndex),
+		nri.WithLogger(log), nri.WithMetrics(met), nri.WithLocator(loc))
 	if err != nil {
 		return err
 	}

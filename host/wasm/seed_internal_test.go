@@ -1,0 +1,196 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+
+	"github.com/nriwasm/nriwasm/internal/testkit"
+)
+
+// seedModuleFixture is the Rust conformance policy: small, so compiling it
+// (the fallback) is quick.
+func seedModuleFixture(t *testing.T) []byte {
+	t.Helper()
+	code, err := os.ReadFile("testdata/conformance-rust.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
+// logBuffer collects a logr.Logger's lines.
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuffer) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.lines = append(b.lines, args)
+	}, funcr.Options{Verbosity: 1})
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
+}
+
+// loadSource loads code with the cache in cacheDir and the seed in seedDir
+// ("" for none) and says where its machine code came from.
+func loadSource(t *testing.T, code []byte, cacheDir, seedDir string, log logr.Logger) codeSource {
+	t.Helper()
+	ctx := context.Background()
+	opts := []Option{WithCacheDir(cacheDir), WithLogger(log)}
+	if seedDir != "" {
+		opts = append(opts, WithSeedDir(seedDir))
+	}
+	p, err := Load(ctx, "conformance", code, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	return p.compiled.source
+}
+
+func countFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestSeedSkipsCompile(t *testing.T) {
+	code := seedModuleFixture(t)
+	seed := t.TempDir()
+	if err := Precompile(context.Background(), seed, map[string][]byte{"conformance": code}); err != nil {
+		t.Fatal(err)
+	}
+	// Without the seed an empty cache compiles: the baseline that shows the
+	// count below can tell.
+	testkit.Equal(t, loadSource(t, code, t.TempDir(), "", logr.Discard()), codeCompiled)
+
+	cache := t.TempDir()
+	testkit.Equal(t, loadSource(t, code, cache, seed, logr.Discard()), codeSeed)
+	// wazero wrote no compiled code of its own: the cache holds the seed's
+	// files only.
+	testkit.Equal(t, countFiles(t, filepath.Join(cache, "wazero")), countFiles(t, filepath.Join(seed, "wazero")))
+	// The next start finds the code in its own cache.
+	testkit.Equal(t, loadSource(t, code, cache, seed, logr.Discard()), codeCache)
+}
+
+func TestSeedMismatchFallsBack(t *testing.T) {
+	code := seedModuleFixture(t)
+	built := t.TempDir()
+	if err := Precompile(context.Background(), built, map[string][]byte{"conformance": code}); err != nil {
+		t.Fatal(err)
+	}
+	editManifest := func(edit func(m *seedManifest)) func(t *testing.T, dir string) {
+		return func(t *testing.T, dir string) {
+			path := filepath.Join(dir, SeedManifestName)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m seedManifest
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			edit(&m)
+			if data, err = json.Marshal(m); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	compiledFile := func(t *testing.T, dir string) string {
+		var path string
+		err := filepath.WalkDir(filepath.Join(dir, "wazero"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				path = p
+			}
+			return err
+		})
+		if err != nil || path == "" {
+			t.Fatalf("no compiled code in the seed (%v)", err)
+		}
+		return path
+	}
+	for _, tc := range []struct {
+		name   string
+		spoil  func(t *testing.T, dir string)
+		reason string
+	}{
+		{"flipped byte in the compiled code", func(t *testing.T, dir string) {
+			path := compiledFile(t, dir)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[len(data)/2] ^= 0xff
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "sha256"},
+		{"truncated compiled code", func(t *testing.T, dir string) {
+			if err := os.Truncate(compiledFile(t, dir), 100); err != nil {
+				t.Fatal(err)
+			}
+		}, "size 100, the manifest says"},
+		{"other wazero", editManifest(func(m *seedManifest) { m.Wazero = "wazero-v1.11.0-amd64-linux" }), "seed built for wazero-v1.11.0-amd64-linux"},
+		{"other CPU", editManifest(func(m *seedManifest) { m.CPU = "riscv64:" }), "built for CPU features"},
+		{"other instrumentation", editManifest(func(m *seedManifest) { m.Interrupt = "0" }), "deadline instrumentation 0"},
+		{"file outside the cache", editManifest(func(m *seedManifest) { m.Modules[0].Files[0].Path = "../../etc/passwd" }), "outside the compilation cache"},
+		{"unreadable manifest", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, SeedManifestName), []byte("{"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "seed manifest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seed := t.TempDir()
+			if err := os.CopyFS(seed, os.DirFS(built)); err != nil {
+				t.Fatal(err)
+			}
+			tc.spoil(t, seed)
+			var logs logBuffer
+			cache := t.TempDir()
+			testkit.Equal(t, loadSource(t, code, cache, seed, logs.logger()), codeCompiled)
+			if got := logs.String(); !strings.Contains(got, "not using the compiled-code seed") || !strings.Contains(got, tc.reason) {
+				t.Fatalf("log does not say why the seed was not used (%q):\n%s", tc.reason, got)
+			}
+			// Nothing of the spoilt seed reached the cache: the next start reads
+			// what this one compiled.
+			testkit.Equal(t, loadSource(t, code, cache, seed, logr.Discard()), codeCache)
+		})
+	}
+	t.Run("module not in the seed", func(t *testing.T) {
+		var logs logBuffer
+		other := append([]byte(nil), code...)
+		other = append(other, 0, 6, 4, 'n', 'o', 'n', 'e', 0) // a custom section: another module
+		testkit.Equal(t, loadSource(t, other, t.TempDir(), built, logs.logger()), codeCompiled)
+		if got := logs.String(); !strings.Contains(got, "no compiled code in the seed") {
+			t.Fatalf("log does not say the seed lacks the module:\n%s", got)
+		}
+	})
+}
