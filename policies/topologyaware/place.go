@@ -38,10 +38,15 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	// those with the memory kinds it asks for.
 	// Topology hints come right after affinity (nri-plugins' compareScores).
 	hints := s.hintsOf(pod, spec)
-	byAffinity := func(next order) order { return s.withHints(hints, s.withMemKinds(kinds, next)) }
+	// Then memory limits (nri-plugins: the memory offer).
+	byAffinity := func(next order) order {
+		return s.withHints(hints, s.withMemLimit(spec, kinds, s.withMemKinds(kinds, next)))
+	}
 	if byPool, some := s.poolAffinities(affs, c.id); some {
 		scores := s.affinityScores(byPool)
-		byAffinity = func(next order) order { return withAffinity(scores, s.withHints(hints, s.withMemKinds(kinds, next))) }
+		byAffinity = func(next order) order {
+			return withAffinity(scores, s.withHints(hints, s.withMemLimit(spec, kinds, s.withMemKinds(kinds, next))))
+		}
 	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
