@@ -24,6 +24,7 @@ var fidelityMachines = map[string]func() topologytest.Machine{
 	"n4c16-atom45":   topologytest.N4C16Atom45,
 	"n4c16-core0145": topologytest.N4C16Core0145,
 	"s8c4k":          topologytest.S8C4K,
+	"s144-nosnc":     topologytest.Server4Socket144CPUNoSNC,
 }
 
 // expectation is what nri-plugins' e2e case verifies after a step: each

@@ -58,6 +58,18 @@ func Server4Socket144CPU() Machine {
 	}
 }
 
+// Server4Socket144CPUNoSNC is the topology of nri-plugins' fixture
+// 4-socket-server-nosnc (pkg/sysfs testdata): 4 sockets of one NUMA node
+// each, 18 cores of 2 threads per socket; socket s holds cpu18s-18s+17 and
+// their siblings 72 higher; about 188 GiB per node.
+func Server4Socket144CPUNoSNC() Machine {
+	return Machine{
+		Sockets: 4, CoresPerNode: 18, ThreadsPerCore: 2,
+		MemPerNodeGiB: 188,
+		Freq:          &Freq{MinKHz: 1000000, MaxKHz: 3700000},
+	}
+}
+
 // PMEM112CPUIsolated: 2 sockets of 28 cores, 2 threads (112 CPUs), a PMEM
 // node per socket (nodes 2 and 3), and cores 2-3 of socket 0 isolated with
 // their siblings.
