@@ -208,8 +208,10 @@ func checkExports(mod wazero.CompiledModule, mode Interrupt) error {
 			return fmt.Errorf("export %q has signature %s, want %s", want.name, got, want.sig)
 		}
 	}
-	if f, ok := funcs[abi.ExportInitialize]; ok && (len(f.ParamTypes()) > 0 || len(f.ResultTypes()) > 0) {
-		return fmt.Errorf("export %q must take and return nothing", abi.ExportInitialize)
+	for _, name := range []string{abi.ExportInitialize, abi.ExportIdle} {
+		if f, ok := funcs[name]; ok && (len(f.ParamTypes()) > 0 || len(f.ResultTypes()) > 0) {
+			return fmt.Errorf("export %q must take and return nothing", name)
+		}
 	}
 	if _, ok := mod.ExportedMemories()[abi.ExportMemory]; !ok {
 		return fmt.Errorf("missing export %q: the module must export its linear memory", abi.ExportMemory)

@@ -21,6 +21,9 @@ const (
 	// _initialize, ABI handshake); a Go guest's runtime start takes a few
 	// milliseconds.
 	DefaultStartTimeout = 5 * time.Second
+	// DefaultIdleDelay is how long a policy must have had no call before
+	// the host runs its idle work.
+	DefaultIdleDelay = time.Millisecond
 	// DefaultOutputLimit is how much of a call's stdout and stderr is kept.
 	DefaultOutputLimit = 64 << 10
 )
@@ -78,6 +81,7 @@ type options struct {
 	responseLimit int
 	outputLimit   int
 	interrupt     Interrupt
+	idleDelay     time.Duration
 	logger        logr.Logger
 	restore       RestoreFunc
 	// resealing skips the check of sealed metadata against Info (Seal).
@@ -94,6 +98,7 @@ func defaultOptions() options {
 		responseLimit: DefaultResponseLimit,
 		outputLimit:   DefaultOutputLimit,
 		interrupt:     InterruptInstrumented,
+		idleDelay:     DefaultIdleDelay,
 		logs:          newLogLimiter(),
 		logger:        logr.FromSlogHandler(slog.Default().Handler()),
 	}
@@ -193,6 +198,19 @@ func WithInterrupt(i Interrupt) Option {
 			return fmt.Errorf("interrupt mode %d: unknown", int(i))
 		}
 		o.interrupt = i
+		return nil
+	}
+}
+
+// WithIdleDelay sets how long after its last call a policy that exports
+// nriwasm_idle gets its idle work done (Policy.Idle); 0 leaves it to explicit
+// Policy.Idle calls. Default DefaultIdleDelay (1 ms).
+func WithIdleDelay(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("idle delay %v: must not be negative", d)
+		}
+		o.idleDelay = d
 		return nil
 	}
 }

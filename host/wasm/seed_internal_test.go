@@ -194,3 +194,22 @@ func TestSeedMismatchFallsBack(t *testing.T) {
 		}
 	})
 }
+
+// TestWarmLoadLeavesTheCacheManifest: a start that finds everything in the
+// cache does not rewrite (and fsync) the cache's checksum manifest.
+func TestWarmLoadLeavesTheCacheManifest(t *testing.T) {
+	code := seedModuleFixture(t)
+	cache := t.TempDir()
+	testkit.Equal(t, loadSource(t, code, cache, "", logr.Discard()), codeCompiled)
+	before, err := os.Stat(filepath.Join(cache, manifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Equal(t, loadSource(t, code, cache, "", logr.Discard()), codeCache)
+	after, err := os.Stat(filepath.Join(cache, manifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// writeFileAtomic renames a new file over the old: another inode.
+	testkit.Equal(t, os.SameFile(before, after), true)
+}

@@ -71,33 +71,29 @@
 package balloons
 
 import (
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
-// Name and Version describe the policy.
-const (
-	Name    = "balloons"
-	Version = "0.1.0"
-)
+// Name is the policy's name, the built-in module's and its DRA driver's.
+const Name = "balloons"
 
 // Policy is the balloons policy. Create it with New; it is not safe for
-// concurrent use (the host serializes calls).
+// concurrent use (the host serializes calls). A stopped or removed
+// container leaves its balloon at once (forget).
 type Policy struct {
-	ix *topoIndex
+	policy.Description
+	containers.Forget
 	st *state // nil before Init
 }
 
 // New returns a policy ready to register.
-func New() *Policy { return &Policy{} }
+func New() *Policy {
+	p := &Policy{Description: policy.Description{Name: Name, Version: "0.1.0",
+		Summary: "runs containers in balloons: CPU sets per balloon type that inflate and deflate with their containers"}}
+	p.Forget = p.forget
+	return p
+}
 
 // Policy serves every call but the pod-sandbox events.
 var _ policy.ResourcePolicy = (*Policy)(nil)
-
-// Describe implements policy.Policy.
-func (*Policy) Describe() policy.Description {
-	return policy.Description{
-		Name:    Name,
-		Version: Version,
-		Summary: "runs containers in balloons: CPU sets per balloon type that inflate and deflate with their containers",
-	}
-}

@@ -119,17 +119,16 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 // Allocate implements policy.Allocator: the claim's one device (instance)
 // is bound to it. A repeated Allocate answers what the first one did.
 func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
-	s := p.st
-	spec := r.GetClaim()
-	if resp, err := claims.Repeated(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer); resp != nil || err != nil {
-		return resp, err
-	}
+	return claims.Allocate(r.GetClaim(), p.st.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer, p.st.allocate, nil)
+}
+
+// allocate binds a new claim to the one balloon its results name.
+func (s *state) allocate(spec *abi.Claim) (*claim, error) {
 	b, err := s.resultBalloon(spec)
 	if err != nil {
 		return nil, err
 	}
-	c := s.bind(spec, b)
-	return &abi.AllocateResponse{Devices: c.answer()}, nil
+	return s.bind(spec, b), nil
 }
 
 // resultBalloon checks a claim's results: our devices, one instance, free.

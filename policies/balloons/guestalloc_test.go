@@ -1,3 +1,7 @@
+//go:build !wasip1
+
+// (Not for wasip1: it plays the containers of bench4096_test.go, which is not.)
+
 package balloons_test
 
 import (

@@ -7,6 +7,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/policies/balloons"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -27,23 +28,16 @@ type harness struct {
 // in Wasm at once (the identity suite).
 type opener = policytest.Opener[*harness]
 
-var nativeOpen = policytest.NativeOpener(builds, openOn)
+// newPolicy is the policy's Go build, fresh.
+func newPolicy() policy.Policy { return balloons.New() }
+
+var nativeOpen = policytest.NativeOpener(policytest.Builds{New: newPolicy}, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: machineTopology(tb, machine), Restore: restore})
+	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})
 	h := &harness{Runtime: rt}
 	rt.AfterChange = h.check
 	return h, err
-}
-
-// machineTopology is a fixture machine, or one of the e2e machines the
-// fidelity cases name.
-func machineTopology(tb testing.TB, machine string) *abi.Topology {
-	tb.Helper()
-	if m, ok := fidelityMachines[machine]; ok {
-		return m(tb)
-	}
-	return policytest.Machine(tb, machine)
 }
 
 func mustOpen(tb testing.TB, open opener, machine, config string) *harness {

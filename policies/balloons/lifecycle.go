@@ -55,7 +55,7 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 		return nil, err
 	}
 	st.reshare()
-	p.ix, p.st = ix, st
+	p.st = st
 	return &abi.InitResponse{WantsDra: st.wantsDRA()}, nil
 }
 
@@ -116,17 +116,11 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 	return &abi.UpdateContainerResponse{Updates: s.updates("")}, nil
 }
 
-// StopContainer implements policy.ContainerStopper: a stopped container
-// leaves its balloon at once.
-func (p *Policy) StopContainer(r *abi.StopContainerRequest) (*abi.StopContainerResponse, error) {
-	p.st.forget(r.GetContainer().GetId())
-	return &abi.StopContainerResponse{Updates: p.st.updates("")}, nil
-}
-
-// RemoveContainer implements policy.ContainerRemover.
-func (p *Policy) RemoveContainer(r *abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error) {
-	p.st.forget(r.GetContainer().GetId())
-	return &abi.RemoveContainerResponse{Updates: p.st.updates("")}, nil
+// forget serves StopContainer and RemoveContainer (containers.Forget): the
+// container leaves its balloon at once.
+func (p *Policy) forget(id string) []*abi.ContainerUpdate {
+	p.st.forget(id)
+	return p.st.updates("")
 }
 
 func (s *state) forget(id string) {
@@ -179,14 +173,17 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 // fresh state; prepared claims stay bound to the instance of the same
 // device (a configuration without it is refused), every container is
 // placed again (in id order) and answers an update where its CPUs or memory
-// nodes changed. On any error the old configuration stays in force.
+// nodes changed. On any error the old configuration stays in force:
+// INVALID_ARGUMENT for a configuration that does not parse or check,
+// FAILED_PRECONDITION for a valid one the running containers and claims keep
+// from applying live (the host may apply it by a swap).
 func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureResponse, error) {
 	cfg, err := ParseConfig(r.GetConfig())
 	if err != nil {
 		return nil, err
 	}
 	old := p.st
-	st, err := newState(cfg, p.ix, old.driver)
+	st, err := newState(cfg, old.ix, old.driver)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +195,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		dev := deviceName(oc.b.t.Name, oc.b.inst)
 		b := st.device(dev)
 		if b == nil {
-			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field("balloonTypes"),
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field("balloonTypes"),
 				"claim %s is bound to DRA device %s, which the new configuration does not publish", uid, dev)
 		}
 		st.bind(oc.spec, b).devices = oc.devices
@@ -209,7 +206,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 			_, err = st.create(pod, spec)
 		}
 		if err != nil {
-			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field(), "container %s no longer fits: %v", id, err)
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field(), "container %s no longer fits: %v", id, err)
 		}
 	}
 	st.updates("") // settles every container's CPUs; the diff below answers

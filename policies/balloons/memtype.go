@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -78,7 +79,7 @@ func memoryTypesOf(pod *abi.PodSandbox, spec *abi.Container, t *btype, keepMems 
 	if keepMems || !t.pinMemory {
 		return 0
 	}
-	k, v, ok := effectiveAnnotation(pod, spec, keyMemoryType)
+	k, v, ok := effectiveAnnotation(pod, spec, containers.KeyMemoryType)
 	if !ok {
 		return 0
 	}

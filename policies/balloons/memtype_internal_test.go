@@ -6,6 +6,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 )
 
 // TestParseMemTypes: values as nri-plugins' libmem.ParseTypeMask takes
@@ -38,8 +39,8 @@ func TestParseMemTypes(t *testing.T) {
 func TestMemoryTypeWarning(t *testing.T) {
 	rec := recordLog(t)
 	pod := &abi.PodSandbox{Annotations: map[string]string{
-		keyMemoryType + "/pod":         "pmem",
-		keyMemoryType + "/container.w": "dram,sram",
+		containers.KeyMemoryType + "/pod":         "pmem",
+		containers.KeyMemoryType + "/container.w": "dram,sram",
 	}}
 	bt := &btype{BalloonType: &BalloonType{Name: "mem"}, pinMemory: true}
 	if m := memoryTypesOf(pod, &abi.Container{Id: "c1", Name: "w"}, bt, false); m != 0 {

@@ -11,15 +11,12 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
 )
 
-// The pod annotation keys the policy reads, as nri-plugins names them. Each is
-// looked up as key+"/container."+name, then key+"/pod", then key itself.
+// The pod annotation keys the policy reads besides those every nri-plugins
+// policy reads (containers.KeyPreserveCPU, ...), as nri-plugins names them.
+// Each is looked up as key+"/container."+name, then key+"/pod", then key
+// itself.
 const (
-	annotationDomain    = "resource-policy.nri.io"
-	keyBalloon          = "balloon.balloons." + annotationDomain
-	keyPreserveCPU      = "cpu.preserve." + annotationDomain
-	keyPreserveMemory   = "memory.preserve." + annotationDomain
-	keyHideHyperthreads = "hide-hyperthreads." + annotationDomain
-	keyMemoryType       = "memory-type." + annotationDomain
+	keyBalloon = "balloon.balloons." + containers.AnnotationDomain
 	// keyAssigned (ours) is set on every placed container: "TYPE[INSTANCE]",
 	// so a restart finds each container's balloon again.
 	keyAssigned = "balloons.nriwasm.io/balloon"
@@ -42,7 +39,7 @@ func boolAnnotation(pod *abi.PodSandbox, c *abi.Container, key string) (value, s
 // preserved tells whether the policy leaves c's CPUs alone: the
 // cpu.preserve annotation, or the preserve.matchExpressions.
 func (s *state) preserved(pod *abi.PodSandbox, c *abi.Container) bool {
-	if _, v, ok := effectiveAnnotation(pod, c, keyPreserveCPU); ok && v == "true" {
+	if _, v, ok := effectiveAnnotation(pod, c, containers.KeyPreserveCPU); ok && v == "true" {
 		return true
 	}
 	if s.cfg.Preserve != nil {
@@ -93,7 +90,7 @@ func (s *state) chooseType(pod *abi.PodSandbox, c *abi.Container) (*btype, error
 func (s *state) newContainer(pod *abi.PodSandbox, spec *abi.Container) *container {
 	c := &container{id: strings.Clone(spec.GetId()), pod: strings.Clone(spec.GetPodSandboxId()), name: strings.Clone(spec.GetName()),
 		ns: strings.Clone(expr.Namespace(pod, spec)), milli: spec.GetResources().GetCpuRequestMilli()}
-	if _, v, ok := effectiveAnnotation(pod, spec, keyPreserveMemory); ok && v == "true" {
+	if _, v, ok := effectiveAnnotation(pod, spec, containers.KeyPreserveMemory); ok && v == "true" {
 		c.keepMems = true
 	}
 	return c
@@ -137,7 +134,7 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 		}
 	}
 	c.hideHT = b.t.hideHT
-	if v, ok := boolAnnotation(pod, spec, keyHideHyperthreads); ok {
+	if v, ok := boolAnnotation(pod, spec, containers.KeyHideHyperthreads); ok {
 		c.hideHT = v
 	}
 	c.memTypes = memoryTypesOf(pod, spec, b.t, c.keepMems)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
@@ -82,7 +83,7 @@ func (s *state) restore(rs *abi.RestoreState) {
 			c.group, _ = expr.Expand(t.GroupBy, func(k string) (string, bool) { return expr.Value(k, pod, spec) })
 		}
 		c.hideHT = t.hideHT
-		if v, ok := boolAnnotation(pod, spec, keyHideHyperthreads); ok {
+		if v, ok := boolAnnotation(pod, spec, containers.KeyHideHyperthreads); ok {
 			c.hideHT = v
 		}
 		c.memTypes = memoryTypesOf(pod, spec, t, c.keepMems)

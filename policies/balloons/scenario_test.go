@@ -258,7 +258,7 @@ func reservedScenario(t *testing.T, open opener, machine string) {
 		t.Errorf("after Reconfigure: d in %s, k in %s", h.balloonOf("d"), h.balloonOf("k"))
 	}
 	err := h.Reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  maxCPUs: -1\n")
-	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config")
 	h.Create(ctr("e", 500))
 }
 
@@ -267,7 +267,7 @@ func reservedScenario(t *testing.T, open opener, machine string) {
 // (on the fixtures an L2 is a core, an L3 a NUMA node); a type whose
 // devices the node lacks still gets CPUs.
 func devicesScenario(t *testing.T, open opener, machine string) {
-	topo := machineTopology(t, machine)
+	topo := policytest.Machine(t, machine)
 	last := topo.Cpus[len(topo.Cpus)-1]
 	var l2, l3 cpuset.Set
 	for _, c := range topo.Cpus {
@@ -418,7 +418,7 @@ const memTypeConfig = "balloonTypes:\n- name: mem\n  namespaces: [mem]\n  memory
 // and a restart keeps them.
 func memTypeScenario(t *testing.T, open opener, machine string) {
 	const key = "memory-type.resource-policy.nri.io"
-	topo := machineTopology(t, machine)
+	topo := policytest.Machine(t, machine)
 	h := mustOpen(t, open, machine, memTypeConfig)
 	// want are the types each container's mems follow; "" for none.
 	want := map[string][]string{}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
 	"sigs.k8s.io/yaml"
 )
@@ -13,8 +14,8 @@ import (
 // The pod annotations of container affinity, as nri-plugins names them
 // (pkg/resmgr/cache/affinity.go): pod-scoped, not looked up per container.
 const (
-	keyAffinity     = annotationDomain + "/affinity"
-	keyAntiAffinity = annotationDomain + "/anti-affinity"
+	keyAffinity     = containers.AnnotationDomain + "/affinity"
+	keyAntiAffinity = containers.AnnotationDomain + "/anti-affinity"
 )
 
 // Weights as nri-plugins gives them: an annotation's default, the cutoff a

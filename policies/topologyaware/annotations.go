@@ -6,29 +6,26 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
-// The pod annotation keys the policy reads, as nri-plugins names them. Each is
-// looked up as key+"/container."+name, then key+"/pod", then key itself.
+// The pod annotation keys the policy reads besides those every nri-plugins
+// policy reads (containers.KeyPreserveCPU, ...), as nri-plugins names them.
+// Each is looked up as key+"/container."+name, then key+"/pod", then key
+// itself.
 const (
-	annotationDomain      = "resource-policy.nri.io"
-	keyPreferIsolatedCPUs = "prefer-isolated-cpus." + annotationDomain
-	keyPreferSharedCPUs   = "prefer-shared-cpus." + annotationDomain
-	keyPreferReservedCPUs = "prefer-reserved-cpus." + annotationDomain
-	keyPreserveCPU        = "cpu.preserve." + annotationDomain
-	keyPreserveMemory     = "memory.preserve." + annotationDomain
-	keyUnlimitedBurstable = "unlimited-burstable." + annotationDomain
-	keyHideHyperthreads   = "hide-hyperthreads." + annotationDomain
-	keyRequireIsolated    = "require-isolated-cpus." + annotationDomain
-	keyMemoryType         = "memory-type." + annotationDomain
+	keyPreferIsolatedCPUs = "prefer-isolated-cpus." + containers.AnnotationDomain
+	keyPreferSharedCPUs   = "prefer-shared-cpus." + containers.AnnotationDomain
+	keyPreferReservedCPUs = "prefer-reserved-cpus." + containers.AnnotationDomain
+	keyUnlimitedBurstable = "unlimited-burstable." + containers.AnnotationDomain
+	keyRequireIsolated    = "require-isolated-cpus." + containers.AnnotationDomain
 )
 
 // unimplemented are nri-plugins' topology-aware annotations this policy
 // recognises but does not act on, and what a container gets instead.
 var unimplemented = []struct{ key, why string }{
-	{"cold-start." + annotationDomain, "cold start (PMEM) is not implemented"},
-	{"pick-resources-by-hints." + annotationDomain, "memory is not picked by topology hints"},
-	{"scheduling-class." + annotationDomain, "scheduling classes are not applied"},
-	{"cpu-class." + annotationDomain, "CPU classes are not applied"},
-	{"irq-affinity." + annotationDomain, "IRQ affinity is not steered"},
+	{"cold-start." + containers.AnnotationDomain, "cold start (PMEM) is not implemented"},
+	{"pick-resources-by-hints." + containers.AnnotationDomain, "memory is not picked by topology hints"},
+	{"scheduling-class." + containers.AnnotationDomain, "scheduling classes are not applied"},
+	{"cpu-class." + containers.AnnotationDomain, "CPU classes are not applied"},
+	{"irq-affinity." + containers.AnnotationDomain, "IRQ affinity is not steered"},
 }
 
 // warnUnimplemented logs each recognised annotation of c that this policy

@@ -72,13 +72,13 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 		ids := d.cpus.Sorted()
 		smt := false
 		for _, id := range ids {
-			smt = smt || p.ix.cpus[id].threads > 1
+			smt = smt || p.st.ix.cpus[id].threads > 1
 		}
 		resp.Devices = append(resp.Devices, &abi.Device{
 			Name: d.name,
 			Attributes: map[string]*abi.DeviceAttribute{
 				attrNUMANode:   {Value: &abi.DeviceAttribute_IntValue{IntValue: int64(d.node)}},
-				attrSocketID:   {Value: &abi.DeviceAttribute_IntValue{IntValue: int64(p.ix.cpus[ids[0]].pkg)}},
+				attrSocketID:   {Value: &abi.DeviceAttribute_IntValue{IntValue: int64(p.st.ix.cpus[ids[0]].pkg)}},
 				attrSMTEnabled: {Value: &abi.DeviceAttribute_BoolValue{BoolValue: smt}},
 			},
 			Capacities:               map[string]*abi.DeviceCapacity{capacityCPU: cpuCapacity(len(ids))},
@@ -94,10 +94,11 @@ func (p *Policy) Devices(*abi.DevicesRequest) (*abi.DevicesResponse, error) {
 // same claim answers what the first one did.
 func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
 	s := p.st
-	spec := r.GetClaim()
-	if resp, err := claims.Repeated(spec, s.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer); resp != nil || err != nil {
-		return resp, err
-	}
+	return claims.Allocate(r.GetClaim(), s.claims, func(c *claim) *abi.Claim { return c.spec }, (*claim).answer, s.allocateClaim, func() []*abi.ContainerUpdate { return s.updates("") })
+}
+
+// allocateClaim allocates a new claim, DRA being enabled.
+func (s *state) allocateClaim(spec *abi.Claim) (*claim, error) {
 	if !s.cfg.DRA {
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldDRAEnabled, "DRA is not enabled in the configuration")
 	}
@@ -105,11 +106,7 @@ func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.allocate(spec, want)
-	if err != nil {
-		return nil, err
-	}
-	return &abi.AllocateResponse{Devices: c.answer(), Updates: s.updates("")}, nil
+	return s.allocate(spec, want)
 }
 
 // parseResults checks a claim's results: our devices, whole CPUs.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -40,7 +39,7 @@ func draRestoreScenario(t *testing.T, open opener, machine string) {
 	}
 	r1, err1 := h1.TryAllocate(cpuClaim("next", devOf(h1, 1)+":1"))
 	r2, err2 := h2.TryAllocate(cpuClaim("next", devOf(h2, 1)+":1"))
-	if !proto.Equal(r1, r2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
+	if !r1.EqualVT(r2) || fmt.Sprint(err1) != fmt.Sprint(err2) {
 		t.Errorf("next claim: %v, %v vs %v, %v", r1, err1, r2, err2)
 	}
 	h1.Remove("hold-0")
@@ -79,7 +78,7 @@ func equalDevices(a, b []*abi.PreparedDevice) bool {
 		return false
 	}
 	for i := range a {
-		if !proto.Equal(a[i], b[i]) {
+		if !a[i].EqualVT(b[i]) {
 			return false
 		}
 	}
@@ -98,7 +97,7 @@ func TestDRAReconfigure(t *testing.T) {
 		draOn + "availableResources: {cpu: cpuset:0-8}\n": "config.availableResources.cpu",
 	} {
 		_, err := h.Client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte(cfg)})
-		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field)
+		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field)
 	}
 	resp, err := h.Client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte("reservedResources: {cpu: 2}\n")})
 	if err != nil || resp.WantsDra {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/validate"
@@ -67,7 +66,7 @@ func TestDevices(t *testing.T) {
 		Capacities: map[string]*abi.DeviceCapacity{"dra.cpu/cpu": {Value: "15",
 			RequestPolicy: &abi.CapacityRequestPolicy{Default: "1", ValidRange: &abi.CapacityRequestPolicyRange{Min: "1", Step: "1"}}}},
 	}
-	if len(resp.Devices) != 1 || !proto.Equal(resp.Devices[0], want) {
+	if len(resp.Devices) != 1 || !resp.Devices[0].EqualVT(want) {
 		t.Errorf("Desktop1Socket devices %v, want %v", resp.Devices, want)
 	}
 }
@@ -120,7 +119,7 @@ func TestAllocate(t *testing.T) {
 		ContainerEdits: &abi.CDIContainerEdits{Env: []string{"DRA_CPUSET_1111-2222=1,9"}},
 		Status: &abi.DeviceStatus{Conditions: []*abi.Condition{{Type: "Ready", Status: "True", Reason: "CPUsAllocated",
 			Message: "2 CPUs of NUMA node 0"}}, Data: []byte(`{"cpuset":"1,9","numaNodes":[0]}`)}}
-	if len(resp.Devices) != 1 || !proto.Equal(resp.Devices[0], want) {
+	if len(resp.Devices) != 1 || !resp.Devices[0].EqualVT(want) {
 		t.Fatalf("Allocate answered %v, want %v", resp.Devices, want)
 	}
 	wantUpdates := []*abi.ContainerUpdate{{ContainerId: "be", CpusetCpus: "2-8,10-15"}, {ContainerId: "bu", CpusetCpus: "2-8,10-15"}}
@@ -129,7 +128,7 @@ func TestAllocate(t *testing.T) {
 	}
 	h.check()
 	again := h.Allocate(cpuClaim(uid, "cpudevnuma000:2"))
-	if !proto.Equal(again, &abi.AllocateResponse{Devices: resp.Devices}) {
+	if !again.EqualVT(&abi.AllocateResponse{Devices: resp.Devices}) {
 		t.Errorf("a repeated Allocate answered %v", again)
 	}
 	_, err := h.TryAllocate(cpuClaim(uid, "cpudevnuma000:3"))

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/policies/topologyaware"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -30,7 +32,10 @@ func newHarness(tb testing.TB, machine, config string) *harness {
 // natively and in Wasm at once (the identity suite).
 type opener = policytest.Opener[*harness]
 
-var tryHarness = policytest.NativeOpener(builds, openOn)
+// newPolicy is the policy's Go build, fresh.
+func newPolicy() policy.Policy { return topologyaware.New() }
+
+var tryHarness = policytest.NativeOpener(policytest.Builds{New: newPolicy}, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
 	var topo *abi.Topology

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -16,8 +17,8 @@ import (
 // of them count and how is decided here, as nri-plugins' cache and
 // topology-aware policy decide it).
 const (
-	keyTopologyHints       = "topologyhints." + annotationDomain
-	keyStrictTopologyHints = "strict.topologyhints." + annotationDomain
+	keyTopologyHints       = "topologyhints." + containers.AnnotationDomain
+	keyStrictTopologyHints = "strict.topologyhints." + containers.AnnotationDomain
 
 	// overfitPenalty scales the score of a pool wider than a hint
 	// (nri-plugins' OverfitPenalty).

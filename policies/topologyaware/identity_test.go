@@ -3,39 +3,11 @@ package topologyaware_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
-	"github.com/nriwasm/nriwasm/host/wasm"
-	"github.com/nriwasm/nriwasm/host/wasm/wasmtest"
-	"github.com/nriwasm/nriwasm/policies/builtin"
-	"github.com/nriwasm/nriwasm/policies/topologyaware"
-	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
-
-// pool lends loaded instances of the built-in topologyaware.wasm for the whole
-// test binary.
-var pool = func() *wasmtest.Pool {
-	module, _ := builtin.Module(topologyaware.Name) // a missing module fails the first Borrow
-	return wasmtest.NewPool(topologyaware.Name, module)
-}()
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pool.Close()
-	os.Exit(code)
-}
-
-// builds are the policy's native build and its built-in .wasm (for
-// benchmarks with a call timeout that allows for a loaded machine).
-var builds = policytest.Builds{
-	New:       func() policy.Policy { return topologyaware.New() },
-	Wasm:      func(tb testing.TB) abi.Transport { return pool.Borrow(tb) },
-	BenchWasm: func(tb testing.TB) abi.Transport { return pool.Borrow(tb, wasm.WithCallTimeout(time.Minute)) },
-}
 
 // teeOpener opens harnesses whose every call is compared; calls counts them.
 var teeOpener = policytest.TeeOpener(builds, openOn)

@@ -23,7 +23,7 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	}
 	st.adoptClaims(r.GetRestore().GetClaims())
 	st.adoptAll(r.GetRestore().GetPods(), r.GetRestore().GetContainers())
-	p.ix, p.st = ix, st
+	p.st = st
 	return &abi.InitResponse{WantsDra: cfg.DRA}, nil
 }
 
@@ -33,17 +33,11 @@ func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCont
 	return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.place, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
 }
 
-// StopContainer implements policy.ContainerStopper: a stopped container's
-// CPUs go back to the pool at once.
-func (p *Policy) StopContainer(r *abi.StopContainerRequest) (*abi.StopContainerResponse, error) {
-	p.st.remove(r.GetContainer().GetId())
-	return &abi.StopContainerResponse{Updates: p.st.updates("")}, nil
-}
-
-// RemoveContainer implements policy.ContainerRemover.
-func (p *Policy) RemoveContainer(r *abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error) {
-	p.st.remove(r.GetContainer().GetId())
-	return &abi.RemoveContainerResponse{Updates: p.st.updates("")}, nil
+// forget serves StopContainer and RemoveContainer (containers.Forget): the
+// container's CPUs go back to the pool at once.
+func (p *Policy) forget(id string) []*abi.ContainerUpdate {
+	p.st.remove(id)
+	return p.st.updates("")
 }
 
 // Synchronize implements policy.Synchronizer: containers the runtime no

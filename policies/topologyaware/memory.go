@@ -8,6 +8,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -156,16 +157,16 @@ func (ix *topoIndex) kindsIn(mems cpuset.Set) memKinds {
 // kinds, or does not parse, is ignored with a warning.
 func (ix *topoIndex) memKindsOf(pod *abi.PodSandbox, c *abi.Container) memKinds {
 	have := ix.kinds
-	v, ok := effectiveAnnotation(pod, c, keyMemoryType)
+	v, ok := effectiveAnnotation(pod, c, containers.KeyMemoryType)
 	if !ok || v == "" {
 		return memDefault & have
 	}
 	k, err := parseMemKinds(v)
 	switch {
 	case err != nil:
-		policy.Log.Warnf("container %s: ignoring annotation %s=%q: %v", c.GetId(), keyMemoryType, v, err)
+		policy.Log.Warnf("container %s: ignoring annotation %s=%q: %v", c.GetId(), containers.KeyMemoryType, v, err)
 	case k&have == 0:
-		policy.Log.Warnf("container %s: ignoring annotation %s=%q: the node has %s memory only", c.GetId(), keyMemoryType, v, have)
+		policy.Log.Warnf("container %s: ignoring annotation %s=%q: the node has %s memory only", c.GetId(), containers.KeyMemoryType, v, have)
 	default:
 		return k & have
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -21,7 +22,7 @@ func (s *state) place(pod *abi.PodSandbox, spec *abi.Container) (*container, err
 func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string) (*container, error) {
 	req := s.cfg.classify(pod, spec)
 	c := &container{id: strings.Clone(spec.GetId()), pod: pod, spec: spec, kind: req.kind, milli: req.milli, pinCPU: s.cfg.PinCPU}
-	c.hideHT, _ = boolAnnotation(pod, spec, keyHideHyperthreads)
+	c.hideHT, _ = boolAnnotation(pod, spec, containers.KeyHideHyperthreads)
 	if hint == "" {
 		warnUnimplemented(pod, spec)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -36,7 +37,7 @@ func prioByName(s string) (cpuPrio, bool) {
 
 // keyPreferCPUPriority is nri-plugins' prefer-cpu-priority annotation: high,
 // normal, low, none, or default (the configured defaultCPUPriority).
-const keyPreferCPUPriority = "prefer-cpu-priority." + annotationDomain
+const keyPreferCPUPriority = "prefer-cpu-priority." + containers.AnnotationDomain
 
 // priorities is what the CPU priorities of a machine are, as nri-plugins'
 // CPU allocator discovers them when SST is not active

@@ -4,6 +4,7 @@ import (
 	"path"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 )
 
 // cpuKind is what kind of CPUs a container gets.
@@ -73,8 +74,8 @@ const kubeSystem = "kube-system"
 //     configured): then mixed, isolated only when annotated.
 func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 	milli := max(c.GetResources().GetCpuRequestMilli(), 0)
-	r := request{kind: kindShared, milli: max(milli, 1), pinMems: cfg.PinMemory && !preserveAnnotation(pod, c, keyPreserveMemory), prio: cfg.DefaultCPUPriority}
-	if preserveAnnotation(pod, c, keyPreserveCPU) {
+	r := request{kind: kindShared, milli: max(milli, 1), pinMems: cfg.PinMemory && !preserveAnnotation(pod, c, containers.KeyPreserveMemory), prio: cfg.DefaultCPUPriority}
+	if preserveAnnotation(pod, c, containers.KeyPreserveCPU) {
 		r.kind = kindPreserved
 		return r
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -113,7 +114,7 @@ func (s *state) adopted(pod *abi.PodSandbox, spec *abi.Container, kind cpuKind) 
 		id: strings.Clone(spec.GetId()), pod: pod, spec: spec, kind: kind, pool: s.pools[0],
 		pinCPU: s.cfg.PinCPU, mems: spec.GetAssignment().GetCpusetMems(),
 	}
-	c.hideHT, _ = boolAnnotation(pod, spec, keyHideHyperthreads)
+	c.hideHT, _ = boolAnnotation(pod, spec, containers.KeyHideHyperthreads)
 	return c
 }
 

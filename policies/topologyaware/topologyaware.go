@@ -66,33 +66,29 @@
 package topologyaware
 
 import (
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
-// Name and Version describe the policy.
-const (
-	Name    = "topology-aware"
-	Version = "0.2.0"
-)
+// Name names the policy in the agent's configuration and its DRA driver.
+const Name = "topology-aware"
 
 // Policy is the topology-aware policy. Create it with New; it is not safe for
-// concurrent use (the host serializes calls).
+// concurrent use (the host serializes calls). A stopped or removed
+// container's CPUs go back to its pool at once (forget).
 type Policy struct {
-	ix *topoIndex
+	policy.Description
+	containers.Forget
 	st *state // nil before Init
 }
 
 // New returns a policy ready to register.
-func New() *Policy { return &Policy{} }
+func New() *Policy {
+	p := &Policy{Description: policy.Description{Name: Name, Version: "0.2.0",
+		Summary: "places containers in topology-aligned CPU pools: exclusive cores for whole-CPU Guaranteed containers, shared CPUs for the rest"}}
+	p.Forget = p.forget
+	return p
+}
 
 // Policy serves every call but the pod-sandbox events.
 var _ policy.ResourcePolicy = (*Policy)(nil)
-
-// Describe implements policy.Policy.
-func (*Policy) Describe() policy.Description {
-	return policy.Description{
-		Name:    Name,
-		Version: Version,
-		Summary: "places containers in topology-aligned CPU pools: exclusive cores for whole-CPU Guaranteed containers, shared CPUs for the rest",
-	}
-}

@@ -159,20 +159,3 @@ func TestCheckOnTheReferenceMachine(t *testing.T) {
 		}
 	}
 }
-
-// golden compares got with the file (rewritten under -update).
-func golden(t *testing.T, file, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run with -update to accept):\n%s", file, got)
-	}
-}

@@ -92,9 +92,9 @@ func TestRunServesProbesAndReloads(t *testing.T) {
 
 	testkit.Eventually(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
 	want(t, get(addr, "/readyz"), http.StatusServiceUnavailable)
-	write(", config: reject") // the conformance policy rejects this configuration
-	testkit.Eventually(t, "rejected reload", func() bool {
-		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="rejected"} 1`)
+	write(", config: reject") // the conformance policy finds this configuration invalid
+	testkit.Eventually(t, "invalid reload", func() bool {
+		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="invalid"} 1`)
 	})
 	if err := os.WriteFile(conf, []byte(strings.Replace(readFile(t, conf), "nri: {", "nri: {pluginName: other, ", 1)), 0o600); err != nil {
 		t.Fatal(err)

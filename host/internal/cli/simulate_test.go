@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,4 +84,41 @@ func TestSimulateIsDeterministicAndNativeMatchesWasm(t *testing.T) {
 func TestSimulateGolden(t *testing.T) {
 	out := simulate(t, capturedVM(t), "--scenario", filepath.Join("testdata", "simulate.yaml"))
 	golden(t, filepath.Join("testdata", "simulate.golden"), out)
+}
+
+// golden compares got with the file, or writes it under -update.
+func golden(t *testing.T, file, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (review, then run with -update to accept): %s", file, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff is the first lines where two texts differ, with their line
+// number.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range max(len(w), len(g)) {
+		a, b := "", ""
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			context := func(lines []string) string { return strings.Join(lines[min(i, len(lines)):min(i+5, len(lines))], "\n") }
+			return fmt.Sprintf("line %d: want\n%s\ngot\n%s", i+1, context(w), context(g))
+		}
+	}
+	return ""
 }

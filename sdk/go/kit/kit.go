@@ -5,11 +5,12 @@
 //     NUMA nodes and their distances, caches, memory kinds, devices);
 //   - quantity: CPU quantities ("750m", "1.5") and cpuset amounts
 //     ("cpuset:0-3", "exclude-cpuset:0-3") as nri-plugins writes them;
-//   - claims: which prepared DRA claims a container holds, and the checks
-//     and answer of a repeated Allocate;
+//   - claims: which prepared DRA claims a container holds, the checks and
+//     answer of a repeated Allocate, and a whole Allocate;
 //   - dirty: the list of pools or balloons changed since the last answer;
 //   - containers: a container's effective annotations (nri-plugins'
-//     scoping) and the answer of a repeated CreateContainer;
+//     scoping and shared keys), a whole CreateContainer, and
+//     StopContainer and RemoveContainer answered alike (Forget);
 //   - expr: nri-plugins' matchExpressions (keys, operators, groupBy
 //     expansion).
 //

@@ -4,6 +4,7 @@ package policy
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"unsafe"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -14,6 +15,9 @@ import (
 var (
 	requestBuf  []byte
 	responseBuf []byte
+	// idled is set by nriwasm_idle and cleared by each call: a host that
+	// idles between calls runs the collector there instead.
+	idled bool
 )
 
 //go:wasmexport nriwasm_abi_version
@@ -51,7 +55,13 @@ func exportCall(method, length uint32) uint64 {
 	// an export returns nothing runs until the next call (golang/go#65199),
 	// and without this the collector's background workers never finish a
 	// cycle once one needs them, so the heap grows until the memory cap.
-	runtime.Gosched()
+	// When the host called nriwasm_idle since the previous call, that is
+	// where they ran, and this call answers without them; two calls in a
+	// row without an idle between yield as before.
+	if !idled {
+		runtime.Gosched()
+	}
+	idled = false
 	n := resp.SizeVT()
 	if n > cap(responseBuf) {
 		responseBuf = make([]byte, max(n, 2*cap(responseBuf)))
@@ -64,6 +74,32 @@ func exportCall(method, length uint32) uint64 {
 		return 0
 	}
 	return uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(n)
+}
+
+// idleCollectAt is how far, in eighths, the heap may have grown from what
+// the last collection left towards the next collection's goal before
+// nriwasm_idle collects, so that the next cycle runs there rather than in
+// a decision.
+const idleCollectAt = 4
+
+// idleSamples are the heap figures nriwasm_idle reads (runtime/metrics,
+// which does not stop the world, unlike runtime.ReadMemStats).
+var idleSamples = []metrics.Sample{
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/gc/heap/goal:bytes"},
+	{Name: "/memory/classes/heap/objects:bytes"},
+}
+
+//go:wasmexport nriwasm_idle
+func exportIdle() {
+	// Whatever a cycle in progress still needs runs now.
+	runtime.Gosched()
+	idled = true
+	metrics.Read(idleSamples)
+	live, goal, heap := idleSamples[0].Value.Uint64(), idleSamples[1].Value.Uint64(), idleSamples[2].Value.Uint64()
+	if goal > live && heap >= live+(goal-live)*idleCollectAt/8 {
+		runtime.GC()
+	}
 }
 
 //go:wasmimport nriwasm log

@@ -33,6 +33,19 @@ type Description struct {
 	Summary string
 }
 
+// Describe returns d, so that a policy type embedding its Description
+// answers Describe with it:
+//
+//	type Policy struct {
+//		policy.Description
+//		st *state
+//	}
+//
+//	func New() *Policy {
+//		return &Policy{Description: policy.Description{Name: "my-policy", Version: "0.1.0", Summary: "..."}}
+//	}
+func (d Description) Describe() Description { return d }
+
 // Policy is what every policy implements. The handler interfaces in handlers.go
 // add the calls it serves.
 type Policy interface {

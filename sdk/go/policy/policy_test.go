@@ -46,3 +46,13 @@ func TestDescriptionValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbeddedDescription: a type embedding its Description is a Policy
+// that describes itself with it.
+func TestEmbeddedDescription(t *testing.T) {
+	want := policy.Description{Name: "embedded", Version: "0.1.0", Summary: "describes itself"}
+	var p policy.Policy = struct{ policy.Description }{want}
+	if got := p.Describe(); got != want {
+		t.Errorf("Describe() = %+v, want %+v", got, want)
+	}
+}

@@ -25,6 +25,16 @@ type Builds struct {
 	BenchWasm func(tb testing.TB) abi.Transport
 }
 
+// SelfBuilds are the Builds of a test binary built for wasip1 (GOOS=wasip1
+// go test, run by a Wasm runtime): there the Go build is the Wasm build, so
+// the build compared to it (Wasm) is a second instance of it, and the
+// side-by-side tests compare two instances call by call.
+func SelfBuilds(newPolicy func() policy.Policy) Builds {
+	b := Builds{New: newPolicy}
+	b.Wasm = b.Native
+	return b
+}
+
 // Native starts a fresh native instance of the policy.
 func (b Builds) Native(tb testing.TB) abi.Transport {
 	r, err := native.New(b.New())

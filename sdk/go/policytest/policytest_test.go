@@ -222,3 +222,19 @@ func TestBuilds(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfBuilds: both of SelfBuilds' builds are fresh instances of the Go
+// build, so a Tee over them compares two instances.
+func TestSelfBuilds(t *testing.T) {
+	made := 0
+	b := policytest.SelfBuilds(func() policy.Policy { made++; return &toy{} })
+	calls := 0
+	rt, err := policytest.Open(t, b.Tee(t, &calls), &abi.InitRequest{Topology: policytest.Machine(t, "N4C16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Create(policytest.Container("b", 100))
+	if made != 2 || calls < 2 {
+		t.Errorf("%d instances made, %d calls compared; want 2 instances and every call compared", made, calls)
+	}
+}

@@ -5,7 +5,8 @@
 // (policy.ContainerClaims); only a container without CDI devices (a runtime
 // that does not report them) is matched by an environment variable
 // "<prefix><uid>" (policy.ClaimEnvName) whose value is what the policy
-// wrote for the claim. Repeated does the checks every Allocate starts with.
+// wrote for the claim. Repeated does the checks every Allocate starts with;
+// Allocate is a whole Allocate around the policy's own allocation.
 package claims
 
 import (
@@ -102,4 +103,28 @@ func Repeated[C any](claim *abi.Claim, prepared map[string]C, spec func(C) *abi.
 		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.results", "claim %s is allocated already, with other results", claim.GetUid())
 	}
 	return &abi.AllocateResponse{Devices: answer(old)}, nil
+}
+
+// Allocate is a whole Allocate: a repeat answers as Repeated does; a new
+// claim is allocated (allocate, whose error is the answer's) and answered
+// with its devices (answer) and, when updates is set, the updates the
+// allocation makes for running containers, read after it:
+//
+//	func (p *Policy) Allocate(r *abi.AllocateRequest) (*abi.AllocateResponse, error) {
+//		return claims.Allocate(r.GetClaim(), p.st.claims, (*claim).spec, (*claim).answer, p.st.allocate, nil)
+//	}
+func Allocate[C any](claim *abi.Claim, prepared map[string]C, spec func(C) *abi.Claim, answer func(C) []*abi.PreparedDevice,
+	allocate func(*abi.Claim) (C, error), updates func() []*abi.ContainerUpdate) (*abi.AllocateResponse, error) {
+	if resp, err := Repeated(claim, prepared, spec, answer); resp != nil || err != nil {
+		return resp, err
+	}
+	c, err := allocate(claim)
+	if err != nil {
+		return nil, err
+	}
+	resp := &abi.AllocateResponse{Devices: answer(c)}
+	if updates != nil {
+		resp.Updates = updates()
+	}
+	return resp, nil
 }

@@ -2,6 +2,7 @@ package claims_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -106,6 +107,43 @@ func TestRepeated(t *testing.T) {
 	other := &abi.Claim{Uid: "u", Results: []*abi.DeviceAllocation{{Device: "d1"}}}
 	if _, err := claims.Repeated(other, allocated, self, answer); !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION || pe.Field != "claim.results" {
 		t.Errorf("other results: %v, want FAILED_PRECONDITION on claim.results", err)
+	}
+}
+
+// TestAllocate: a new claim is allocated once and answered with its devices
+// and the updates read after it; a repeat gets the first answer without
+// allocating again; the allocation's error is the answer's.
+func TestAllocate(t *testing.T) {
+	allocated := map[string]*abi.Claim{}
+	self := func(c *abi.Claim) *abi.Claim { return c }
+	answer := func(c *abi.Claim) []*abi.PreparedDevice {
+		return []*abi.PreparedDevice{{Device: c.GetResults()[0].GetDevice()}}
+	}
+	calls := 0
+	allocate := func(c *abi.Claim) (*abi.Claim, error) {
+		calls++
+		if c.GetResults()[0].GetDevice() == "busy" {
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "claim.results", "busy")
+		}
+		allocated[c.GetUid()] = c
+		return c, nil
+	}
+	updates := func() []*abi.ContainerUpdate {
+		return []*abi.ContainerUpdate{{ContainerId: fmt.Sprint("after ", len(allocated))}}
+	}
+	claim := &abi.Claim{Uid: "u", Results: []*abi.DeviceAllocation{{Device: "d0"}}}
+	resp, err := claims.Allocate(claim, allocated, self, answer, allocate, updates)
+	if err != nil || len(resp.GetDevices()) != 1 || resp.GetDevices()[0].GetDevice() != "d0" || len(resp.GetUpdates()) != 1 || resp.GetUpdates()[0].GetContainerId() != "after 1" {
+		t.Errorf("a new claim: %v, %v; want device d0 and the update read after allocating", resp, err)
+	}
+	resp, err = claims.Allocate(claim.CloneVT(), allocated, self, answer, allocate, nil)
+	if err != nil || calls != 1 || len(resp.GetDevices()) != 1 || len(resp.GetUpdates()) != 0 {
+		t.Errorf("a repeat: %v, %v after %d allocations; want the first devices, no update, one allocation", resp, err, calls)
+	}
+	var pe *abi.PolicyError
+	busy := &abi.Claim{Uid: "v", Results: []*abi.DeviceAllocation{{Device: "busy"}}}
+	if resp, err := claims.Allocate(busy, allocated, self, answer, allocate, updates); !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED || resp != nil {
+		t.Errorf("a failed allocation: %v, %v; want its RESOURCE_EXHAUSTED", resp, err)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package containers reads what a policy needs about a container besides
 // its resources: its effective annotations, scoped as nri-plugins scopes
 // them (KEY/container.NAME, then KEY/pod, then KEY), and whether a
-// CreateContainer repeats one the policy has answered already.
+// CreateContainer repeats one the policy has answered already, and answers
+// StopContainer and RemoveContainer for a policy that frees a container's
+// resources at either (Forget).
 package containers
 
 import (
@@ -10,6 +12,24 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
+)
+
+// The annotation keys nri-plugins' policies share, for Effective and Bool.
+// Each is looked up as KEY/container.NAME, then KEY/pod, then KEY.
+const (
+	// AnnotationDomain ends every nri-plugins policy annotation key.
+	AnnotationDomain = "resource-policy.nri.io"
+	// KeyPreserveCPU ("true") leaves the container's CPUs as the runtime
+	// set them.
+	KeyPreserveCPU = "cpu.preserve." + AnnotationDomain
+	// KeyPreserveMemory ("true") leaves its memory nodes as the runtime
+	// set them.
+	KeyPreserveMemory = "memory.preserve." + AnnotationDomain
+	// KeyHideHyperthreads ("true") gives it one thread of each core it
+	// gets.
+	KeyHideHyperthreads = "hide-hyperthreads." + AnnotationDomain
+	// KeyMemoryType names the kinds of memory it may use ("dram,pmem").
+	KeyMemoryType = "memory-type." + AnnotationDomain
 )
 
 // Scope is where an effective annotation was found; a lower Scope is the
@@ -124,4 +144,32 @@ func Create[C any](r *abi.CreateContainerRequest, placed map[string]C, adjustmen
 	}
 	u := updates(c)
 	return &abi.CreateContainerResponse{Adjustment: adjustment(c), Updates: u}, nil
+}
+
+// Forget serves StopContainer and RemoveContainer alike, for a policy
+// whose containers give back what they hold as soon as they stop: it is
+// called with the container's id and returns the updates the release makes
+// for the containers still running. A policy embeds it and points it at its
+// own method in New:
+//
+//	type Policy struct {
+//		containers.Forget
+//		st *state
+//	}
+//
+//	func New() *Policy {
+//		p := &Policy{}
+//		p.Forget = p.forget
+//		return p
+//	}
+type Forget func(id string) []*abi.ContainerUpdate
+
+// StopContainer implements policy.ContainerStopper.
+func (f Forget) StopContainer(r *abi.StopContainerRequest) (*abi.StopContainerResponse, error) {
+	return &abi.StopContainerResponse{Updates: f(r.GetContainer().GetId())}, nil
+}
+
+// RemoveContainer implements policy.ContainerRemover.
+func (f Forget) RemoveContainer(r *abi.RemoveContainerRequest) (*abi.RemoveContainerResponse, error) {
+	return &abi.RemoveContainerResponse{Updates: f(r.GetContainer().GetId())}, nil
 }

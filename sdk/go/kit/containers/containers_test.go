@@ -6,6 +6,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 // TestEffective: the most specific scope wins, whichever set holds it; at
@@ -101,5 +102,34 @@ func TestCreate(t *testing.T) {
 	big := &abi.CreateContainerRequest{Container: &abi.Container{Id: "c2", Name: "big"}}
 	if resp, err := containers.Create(big, placed, adjustment, place, updates); err == nil || resp != nil {
 		t.Errorf("a refused placement: %v, %v; want its error", resp, err)
+	}
+}
+
+// TestForget: StopContainer and RemoveContainer both call the function with
+// the container's id and answer its updates; a policy embedding Forget
+// serves both handlers.
+func TestForget(t *testing.T) {
+	var forgotten []string
+	f := containers.Forget(func(id string) []*abi.ContainerUpdate {
+		forgotten = append(forgotten, id)
+		return []*abi.ContainerUpdate{{ContainerId: "other-of-" + id}}
+	})
+	stop, err := f.StopContainer(&abi.StopContainerRequest{Container: &abi.Container{Id: "c1"}})
+	if err != nil || len(stop.GetUpdates()) != 1 || stop.GetUpdates()[0].GetContainerId() != "other-of-c1" {
+		t.Errorf("StopContainer = %v, %v; want the update for other-of-c1", stop, err)
+	}
+	remove, err := f.RemoveContainer(&abi.RemoveContainerRequest{Container: &abi.Container{Id: "c2"}})
+	if err != nil || len(remove.GetUpdates()) != 1 || remove.GetUpdates()[0].GetContainerId() != "other-of-c2" {
+		t.Errorf("RemoveContainer = %v, %v; want the update for other-of-c2", remove, err)
+	}
+	if len(forgotten) != 2 || forgotten[0] != "c1" || forgotten[1] != "c2" {
+		t.Errorf("forgot %v, want [c1 c2]", forgotten)
+	}
+	var p any = struct{ containers.Forget }{f}
+	if _, ok := p.(policy.ContainerStopper); !ok {
+		t.Error("a type embedding Forget is no policy.ContainerStopper")
+	}
+	if _, ok := p.(policy.ContainerRemover); !ok {
+		t.Error("a type embedding Forget is no policy.ContainerRemover")
 	}
 }
