@@ -42,7 +42,13 @@ func TestMain(m *testing.M) { builtintest.Main(m) }
 var tryHarness = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.OpenOnMachine(tb, t, machine, config, restore)
+	var topo *abi.Topology
+	if derive, ok := derivedMachines[machine]; ok {
+		topo = derive(tb)
+	} else {
+		topo = policytest.Machine(tb, machine)
+	}
+	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: topo, Restore: restore})
 	rt.SortedUpdates = true
 	return &harness{rt}, err
 }
