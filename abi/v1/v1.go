@@ -28,6 +28,10 @@ const (
 	// ExportCall is `(method i32, length i32) -> i64`: the Response's
 	// pointer<<32 | length.
 	ExportCall = "nriwasm_call"
+	// ExportIdle is `() -> ()`, optional: work the guest can do between
+	// calls (a Go guest's garbage collection). The host calls it after an
+	// answer has left, when no call is waiting.
+	ExportIdle = "nriwasm_idle"
 	// ExportMemory is the guest's linear memory.
 	ExportMemory = "memory"
 	// ExportInitialize is the WASI reactor initializer, run once if present.

@@ -91,8 +91,8 @@ func TestGoExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, err := abicheck.Run(ctx, md.GetName(), sealed, abicheck.Options{Topology: topo, Config: []byte("reserved: 0-1\n"),
-		Wasm: []wasm.Option{cache, wasm.WithLogger(logr.Discard())}})
+	results, err := abicheck.Run(ctx, md.GetName(), sealed, topo, abicheck.WithConfig([]byte("reserved: 0-1\n")),
+		abicheck.WithWasm(cache, wasm.WithLogger(logr.Discard())))
 	if err != nil {
 		t.Fatal(err)
 	}

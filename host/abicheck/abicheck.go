@@ -9,7 +9,7 @@
 //
 // `nriwasm policy test` runs them on a module file; a Go test runs them with
 //
-//	results, err := abicheck.Run(ctx, "my-policy", module, abicheck.Options{Topology: topo})
+//	results, err := abicheck.Run(ctx, "my-policy", module, topo, abicheck.WithConfig(cfg))
 //	if err != nil { t.Fatal(err) }
 //	if err := results.Err(); err != nil { t.Fatal(err) }
 //
@@ -56,31 +56,11 @@ const (
 	// (trap, deadline, memory limit, an answer over the size limits or
 	// malformed) and every answer passes the agent's shape checks.
 	AnswersWithinLimits = "AnswersWithinLimits"
-	// Golden: the scenario's report equals Options.Golden.
+	// Golden: the scenario's report equals WithGolden's.
 	Golden = "Golden"
 	// Native: the scenario's report equals a native build's.
 	Native = "Native"
 )
-
-// Options are a check run's inputs.
-type Options struct {
-	// Topology is the node the policy is initialized with (required).
-	Topology *abi.Topology
-	// Config is the policy's configuration (nil: the policy's default).
-	Config []byte
-	// Scenario is a scenario file as `nriwasm simulate --scenario` reads it
-	// (docs/simulate.md); nil plays the bundled example.
-	Scenario []byte
-	// Golden is the expected report of the scenario, YAML as `nriwasm
-	// simulate` prints it; nil skips the Golden check.
-	Golden []byte
-	// Native returns a fresh, uninitialized native build of the same policy
-	// (the Go SDK's native.Runner, say); nil skips the Native check.
-	Native func() (abi.Transport, error)
-	// Wasm are extra options of every Load: a compilation cache, a logger,
-	// limits. The checks hold the module to the limits these set.
-	Wasm []wasm.Option
-}
 
 // Result is one check's outcome.
 type Result struct {
@@ -116,12 +96,13 @@ func (rs Results) Failed() []string {
 	return names
 }
 
-// Run runs every check on module, called name in logs and errors. It returns
-// an error only for bad Options (no topology, a scenario that does not
-// parse) or when ctx ends; a module's failures are in the Results. When
-// Handshake fails nothing else can run, and Results holds it alone.
-func Run(ctx context.Context, name string, module []byte, o Options) (Results, error) {
-	c, err := newChecker(name, module, o)
+// Run runs every check on module, called name in logs and errors, on a node
+// with topology topo. It returns an error only for bad inputs (no topology,
+// a bad option such as a scenario that does not parse) or when ctx ends; a
+// module's failures are in the Results. When Handshake fails nothing else
+// can run, and Results holds it alone.
+func Run(ctx context.Context, name string, module []byte, topo *abi.Topology, opts ...Option) (Results, error) {
+	c, err := newChecker(name, module, topo, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +116,7 @@ func Run(ctx context.Context, name string, module []byte, o Options) (Results, e
 	first, second, firstErr := c.playTwice(ctx)
 	if firstErr != nil {
 		for _, check := range []string{Determinism, RestoreAfterRebuild, AnswersWithinLimits, Golden, Native} {
-			if check == Golden && o.Golden == nil || check == Native && o.Native == nil {
+			if check == Golden && c.o.golden == nil || check == Native && c.o.native == nil {
 				continue
 			}
 			results = append(results, Result{check, fmt.Errorf("the scenario did not run: %w", firstErr)})
@@ -145,21 +126,21 @@ func Run(ctx context.Context, name string, module []byte, o Options) (Results, e
 	results = append(results, Result{Determinism, sameRun(first, second, "the same instance after a new Init")})
 	results = append(results, Result{RestoreAfterRebuild, c.restore(ctx, first)})
 	results = append(results, Result{AnswersWithinLimits, withinLimits(first.report)})
-	if o.Golden != nil {
-		results = append(results, Result{Golden, diff(string(o.Golden), string(first.yaml), "the golden file", "this module")})
+	if c.o.golden != nil {
+		results = append(results, Result{Golden, diff(string(c.o.golden), string(first.yaml), "the golden file", "this module")})
 	}
-	if o.Native != nil {
+	if c.o.native != nil {
 		results = append(results, Result{Native, c.native(ctx, first)})
 	}
 	return results, ctx.Err()
 }
 
 // Report plays the scenario once through module and returns its report as
-// YAML, the golden file a later Run compares with (Options.Golden). It is
-// what `nriwasm simulate` prints for the same topology, configuration and
-// scenario.
-func Report(ctx context.Context, name string, module []byte, o Options) ([]byte, error) {
-	c, err := newChecker(name, module, o)
+// YAML, the golden file a later Run compares with (WithGolden). It is what
+// `nriwasm simulate` prints for the same topology, configuration and
+// scenario. Of the options, WithGolden and WithNative play no part.
+func Report(ctx context.Context, name string, module []byte, topo *abi.Topology, opts ...Option) ([]byte, error) {
+	c, err := newChecker(name, module, topo, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -174,25 +155,31 @@ func Report(ctx context.Context, name string, module []byte, o Options) ([]byte,
 	return pl.yaml, nil
 }
 
-func newChecker(name string, module []byte, o Options) (*checker, error) {
-	if o.Topology == nil {
-		return nil, errors.New("abicheck: Options.Topology is required")
+func newChecker(name string, module []byte, topo *abi.Topology, opts []Option) (*checker, error) {
+	if topo == nil {
+		return nil, errors.New("abicheck: topology: nil")
 	}
-	data, what := o.Scenario, "scenario"
-	if data == nil {
-		data, what = scenario.Example, "bundled example scenario"
+	var o options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	sc, err := scenario.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("abicheck: %s: %w", what, err)
+	sc := o.sc
+	if sc == nil {
+		var err error
+		if sc, err = scenario.Parse(scenario.Example); err != nil {
+			return nil, fmt.Errorf("abicheck: bundled example scenario: %w", err)
+		}
 	}
-	return &checker{name: name, module: module, o: o, sc: sc}, nil
+	return &checker{name: name, module: module, topo: topo, o: o, sc: sc}, nil
 }
 
 type checker struct {
 	name   string
 	module []byte
-	o      Options
+	topo   *abi.Topology
+	o      options
 	sc     *scenario.Scenario
 
 	// p is the module, loaded once; each check starts on a fresh instance
@@ -204,7 +191,7 @@ type checker struct {
 
 // load loads the module with the caller's options.
 func (c *checker) load(ctx context.Context) error {
-	opts := append(append([]wasm.Option{}, c.o.Wasm...), wasm.WithRestore(func(ctx context.Context, t abi.Transport) error {
+	opts := append(append([]wasm.Option{}, c.o.wasm...), wasm.WithRestore(func(ctx context.Context, t abi.Transport) error {
 		if c.prepare == nil {
 			return nil
 		}
@@ -299,7 +286,7 @@ func (c *checker) emptyCalls(ctx context.Context) error {
 		return fmt.Errorf("the Info call: %w", err)
 	}
 	init := func() error {
-		_, err := client.Init(ctx, &abi.InitRequest{Config: c.o.Config, NodeName: scenario.NodeName, Topology: c.o.Topology})
+		_, err := client.Init(ctx, &abi.InitRequest{Config: c.o.config, NodeName: scenario.NodeName, Topology: c.topo})
 		return err
 	}
 	if err := init(); err != nil {
@@ -358,7 +345,10 @@ func (c *checker) playTwice(ctx context.Context) (*played, *played, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	runner := scenario.NewRunner(c.o.Topology, c.o.Config)
+	runner, err := scenario.NewRunner(c.topo, c.o.config)
+	if err != nil {
+		return nil, nil, err
+	}
 	c.prepare = runner.Init
 	if err := runner.Init(ctx, c.p); err != nil {
 		return nil, nil, fmt.Errorf("the Init after the first run: %w", err)
@@ -370,7 +360,10 @@ func (c *checker) playTwice(ctx context.Context) (*played, *played, error) {
 // play runs the scenario on a fresh instance; with rebuild, the instance is
 // dropped before every call, so each call meets one rebuilt from the journal.
 func (c *checker) play(ctx context.Context, rebuild bool) (*played, error) {
-	runner := scenario.NewRunner(c.o.Topology, c.o.Config)
+	runner, err := scenario.NewRunner(c.topo, c.o.config)
+	if err != nil {
+		return nil, err
+	}
 	c.fresh(ctx)
 	if err := runner.Init(ctx, c.p); err != nil {
 		return nil, err
@@ -463,11 +456,14 @@ func withinLimits(report *scenario.Report) error {
 
 // native plays the scenario through the native build and compares reports.
 func (c *checker) native(ctx context.Context, first *played) error {
-	t, err := c.o.Native()
+	t, err := c.o.native()
 	if err != nil {
 		return fmt.Errorf("native build: %w", err)
 	}
-	runner := scenario.NewRunner(c.o.Topology, c.o.Config)
+	runner, err := scenario.NewRunner(c.topo, c.o.config)
+	if err != nil {
+		return err
+	}
 	if err := runner.Init(ctx, t); err != nil {
 		return fmt.Errorf("native build: %w", err)
 	}

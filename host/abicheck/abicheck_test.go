@@ -18,6 +18,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/internal/builtintest"
+	"github.com/nriwasm/nriwasm/internal/testkit"
 	"github.com/nriwasm/nriwasm/policies/balloons"
 	"github.com/nriwasm/nriwasm/policies/netdev"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
@@ -47,9 +48,14 @@ func desktop(t *testing.T) *abi.Topology {
 	return topo
 }
 
-func options(t *testing.T, config string) abicheck.Options {
-	return abicheck.Options{Topology: desktop(t), Config: []byte(config),
-		Wasm: []wasm.Option{wasm.WithCacheDir(cacheDir), wasm.WithLogger(logr.Discard())}}
+// options are the tests' options: config ("" for the policy's default) and
+// the shared compilation cache.
+func options(config string) []abicheck.Option {
+	o := []abicheck.Option{abicheck.WithWasm(wasm.WithCacheDir(cacheDir), wasm.WithLogger(logr.Discard()))}
+	if config != "" {
+		o = append(o, abicheck.WithConfig([]byte(config)))
+	}
+	return o
 }
 
 func nativeOf(newPolicy func() policy.Policy) func() (abi.Transport, error) {
@@ -93,11 +99,11 @@ func TestOurPoliciesPass(t *testing.T) {
 		{"faulty", faultyModule, func() policy.Policy { return &faulty.Policy{} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := options(t, "")
+			o := options("")
 			if tc.native != nil {
-				o.Native = nativeOf(tc.native)
+				o = append(o, abicheck.WithNative(nativeOf(tc.native)))
 			}
-			results, err := abicheck.Run(context.Background(), tc.name, tc.module(t), o)
+			results, err := abicheck.Run(context.Background(), tc.name, tc.module(t), desktop(t), o...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,11 +145,11 @@ func TestEachCheckCatchesItsFault(t *testing.T) {
 	good := faultyModule(t)
 	goldenOf := func(t *testing.T) []byte {
 		// The report of a good run, with one decision changed.
-		results, err := abicheck.Run(context.Background(), "faulty", good, options(t, ""))
+		results, err := abicheck.Run(context.Background(), "faulty", good, desktop(t), options("")...)
 		if err != nil || results.Err() != nil {
 			t.Fatalf("good run: %v, %v", err, results.Err())
 		}
-		golden, err := abicheck.Report(context.Background(), "faulty", good, options(t, ""))
+		golden, err := abicheck.Report(context.Background(), "faulty", good, desktop(t), options("")...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +159,7 @@ func TestEachCheckCatchesItsFault(t *testing.T) {
 		check  string
 		module func(*testing.T) []byte
 		config string
-		opts   func(*testing.T, *abicheck.Options)
+		opt    func(*testing.T) abicheck.Option
 		want   string
 	}{
 		{check: abicheck.Handshake, want: `missing export "nriwasm_abi_version"`,
@@ -165,10 +171,10 @@ func TestEachCheckCatchesItsFault(t *testing.T) {
 		{check: abicheck.RestoreAfterRebuild, config: "fault=forget", want: "rebuilt from the journal"},
 		{check: abicheck.AnswersWithinLimits, config: "fault=huge-env", want: "CreateContainer"},
 		{check: abicheck.Golden, want: `the golden file: "        cpus: \"7\""`,
-			opts: func(t *testing.T, o *abicheck.Options) { o.Golden = goldenOf(t) }},
+			opt: func(t *testing.T) abicheck.Option { return abicheck.WithGolden(goldenOf(t)) }},
 		{check: abicheck.Native, config: "fault=native-differs", want: "the native build",
-			opts: func(t *testing.T, o *abicheck.Options) {
-				o.Native = nativeOf(func() policy.Policy { return &faulty.Policy{} })
+			opt: func(*testing.T) abicheck.Option {
+				return abicheck.WithNative(nativeOf(func() policy.Policy { return &faulty.Policy{} }))
 			}},
 	} {
 		t.Run(tc.check, func(t *testing.T) {
@@ -176,11 +182,11 @@ func TestEachCheckCatchesItsFault(t *testing.T) {
 			if tc.module != nil {
 				module = tc.module(t)
 			}
-			o := options(t, tc.config)
-			if tc.opts != nil {
-				tc.opts(t, &o)
+			o := options(tc.config)
+			if tc.opt != nil {
+				o = append(o, tc.opt(t))
 			}
-			results, err := abicheck.Run(context.Background(), "faulty", module, o)
+			results, err := abicheck.Run(context.Background(), "faulty", module, desktop(t), o...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,15 +201,29 @@ func TestEachCheckCatchesItsFault(t *testing.T) {
 	}
 }
 
-// TestBadOptions: a missing topology and a scenario that does not parse are
-// the caller's errors, not the module's.
+// TestBadOptions: a missing topology and a bad option value (a scenario that
+// does not parse, an empty configuration) are the caller's errors, naming
+// the input, not the module's.
 func TestBadOptions(t *testing.T) {
-	if _, err := abicheck.Run(context.Background(), "x", nil, abicheck.Options{}); err == nil || !strings.Contains(err.Error(), "Topology") {
-		t.Errorf("no topology: %v", err)
-	}
-	o := options(t, "")
-	o.Scenario = []byte("steps: [{nope: {}}]")
-	if _, err := abicheck.Run(context.Background(), "x", nil, o); err == nil || !strings.Contains(err.Error(), "scenario") {
-		t.Errorf("bad scenario: %v", err)
+	for _, tc := range []struct {
+		topo *abi.Topology
+		opt  abicheck.Option
+		want string
+	}{
+		{nil, abicheck.WithWasm(), "topology: nil"},
+		{desktop(t), abicheck.WithScenario([]byte("steps: [{nope: {}}]")), "abicheck: scenario: "},
+		{desktop(t), abicheck.WithConfig(nil), "config: empty"},
+		{desktop(t), abicheck.WithGolden([]byte{}), "golden report: empty"},
+		{desktop(t), abicheck.WithNative(nil), "native: nil"},
+		{desktop(t), abicheck.WithWasm(wasm.WithLogger(logr.Discard()), nil), "wasm option 1: nil"},
+	} {
+		if _, err := abicheck.Run(context.Background(), "x", nil, tc.topo, tc.opt); err == nil {
+			t.Errorf("Run succeeded; want an error with %q", tc.want)
+		} else {
+			testkit.ErrorContains(t, err, tc.want)
+		}
+		if _, err := abicheck.Report(context.Background(), "x", nil, tc.topo, tc.opt); err == nil {
+			t.Errorf("Report succeeded; want an error with %q", tc.want)
+		}
 	}
 }

@@ -36,6 +36,7 @@ const (
 	DefaultOnPolicyFailure   FailurePolicy = FailOpen
 	DefaultSysfs                           = "/sys"
 	DefaultStateDir                        = "/var/lib/nriwasm"
+	DefaultSeedDir                         = "/usr/lib/nriwasm/seed"
 	DefaultMetricsAddress                  = ":9090"
 	DefaultDRADomain                       = "nri.io"
 	DefaultRegistrarDir                    = "/var/lib/kubelet/plugins_registry"
@@ -112,6 +113,11 @@ type Policy struct {
 	CallTimeout Duration `json:"callTimeout"`
 	// Where compiled modules are cached. Default "<stateDir>/cache".
 	CacheDir string `json:"cacheDir,omitempty"`
+	// A read-only seed of compiled code (nriwasm policy precompile), which the
+	// agent's image carries: a policy not yet in cacheDir is copied from it
+	// after its checks instead of compiled. A directory without a seed is
+	// ignored. Default "/usr/lib/nriwasm/seed".
+	SeedDir string `json:"seedDir,omitempty"`
 	// A second policy run beside this one on the same requests, its answers
 	// compared and never applied (docs/rollout.md). Default: none.
 	Shadow *Shadow `json:"shadow,omitempty"`
@@ -159,7 +165,7 @@ type Shadow struct {
 // active policy is loaded.
 func (s *Shadow) Policy(active *Policy) *Policy {
 	return &Policy{Name: s.Name, Config: s.Config, ConfigFile: s.ConfigFile, MemoryLimit: s.MemoryLimit,
-		CallTimeout: s.CallTimeout, CacheDir: active.CacheDir, Data: s.Data}
+		CallTimeout: s.CallTimeout, CacheDir: active.CacheDir, SeedDir: active.SeedDir, Data: s.Data}
 }
 
 // Record is the agent's record of requests and answers (host/record), the
@@ -270,7 +276,7 @@ const (
 // Default returns a configuration with every default and no policy.
 func Default() *Config {
 	return &Config{
-		Policy:        Policy{MemoryLimit: DefaultMemoryLimit, CallTimeout: DefaultCallTimeout, Swap: Swap{CheckInterval: DefaultSwapCheckInterval}},
+		Policy:        Policy{MemoryLimit: DefaultMemoryLimit, CallTimeout: DefaultCallTimeout, SeedDir: DefaultSeedDir, Swap: Swap{CheckInterval: DefaultSwapCheckInterval}},
 		NRI:           NRI{SocketPath: DefaultSocketPath, PluginName: DefaultPluginName, PluginIndex: DefaultPluginIndex, OnPolicyFailure: DefaultOnPolicyFailure},
 		Sysfs:         DefaultSysfs,
 		AvailableCPUs: DefaultAvailableCPUs,

@@ -99,7 +99,7 @@ func (c *Config) Complete(dir string) error {
 	if r, err := ref.Parse(c.Policy.Name); err == nil && r.IsLayout() {
 		c.Policy.Name = r.Abs(dir).String()
 	}
-	for _, p := range []*string{&c.Policy.ConfigFile, &c.Policy.CacheDir, &c.NRI.SocketPath,
+	for _, p := range []*string{&c.Policy.ConfigFile, &c.Policy.CacheDir, &c.Policy.SeedDir, &c.NRI.SocketPath,
 		&c.Sysfs, &c.StateDir, &c.DRA.PluginDataDir, &c.DRA.RegistrarDir, &c.DRA.CDIDir, &c.DRA.Kubeconfig, &c.Registry.CacheDir} {
 		abs(p)
 	}

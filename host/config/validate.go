@@ -103,6 +103,7 @@ func (c *Config) Validate() error {
 	check(time.Duration(p.CallTimeout) >= MinCallTimeout && time.Duration(p.CallTimeout) < MaxCallTimeout, "policy.callTimeout", p.CallTimeout,
 		"must be at least %v (a policy's Init and a garbage collection take milliseconds) and below %v (NRI's timeout per request)", MinCallTimeout, MaxCallTimeout)
 	absPath("policy.cacheDir", p.CacheDir, false)
+	absPath("policy.seedDir", p.SeedDir, false)
 	if sh := p.Shadow; sh != nil {
 		validateShadow(sh.Policy(p), sh, check, absPath)
 	}

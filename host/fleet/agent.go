@@ -31,31 +31,6 @@ import (
 // retryAfter is how long a failed status write waits before the next try.
 var retryAfter = 5 * time.Second
 
-// Options configure an Agent.
-type Options struct {
-	// Client reads the node (its labels). Required.
-	Client kubernetes.Interface
-	// Dynamic reads the PolicyConfig objects and writes their status.
-	// Required.
-	Dynamic dynamic.Interface
-	// NodeName is the node the agent runs on. Required.
-	NodeName string
-	// Apply applies a chosen policy and configuration. Required.
-	Apply Applier
-	// Running is the policy running when the agent starts (Err unused); the
-	// status reports it until an object applies.
-	Running Outcome
-	// Started is the object and generation the running configuration came
-	// from, if it came from one (Initial): not applied again.
-	Started *v1alpha1.PolicyConfig
-	// StartErr is why Started's configuration did not start, when it did not
-	// (the agent started with the local file's): reported until Started's
-	// next generation.
-	StartErr error
-	// Logger; default: discard.
-	Logger logr.Logger
-}
-
 // applied identifies what an Applier was given: an object's generation.
 type applied struct {
 	uid        types.UID
@@ -65,9 +40,12 @@ type applied struct {
 // Agent keeps the node's configuration in step with the PolicyConfig
 // objects that select it and reports in their status. Make one with New.
 type Agent struct {
-	o    Options
-	log  logr.Logger
-	kick chan struct{}
+	client  kubernetes.Interface
+	dynamic dynamic.Interface
+	node    string
+	apply   Applier
+	log     logr.Logger
+	kick    chan struct{}
 
 	mu sync.Mutex
 	// policy and data are the applied object's policy and configuration
@@ -82,24 +60,33 @@ type Agent struct {
 	written   map[string]*v1alpha1.NodeStatus
 }
 
-// New checks the options and returns an agent; Run runs it.
-func New(o Options) (*Agent, error) {
+// New returns the agent of node nodeName, which reads the node (its labels)
+// with client, reads the PolicyConfig objects and writes their status with
+// dyn, and applies a chosen policy and configuration with apply; Run runs
+// it.
+func New(client kubernetes.Interface, dyn dynamic.Interface, nodeName string, apply Applier, opts ...Option) (*Agent, error) {
 	switch {
-	case o.Client == nil || o.Dynamic == nil:
-		return nil, errors.New("fleet: Client and Dynamic are required")
-	case o.NodeName == "":
-		return nil, errors.New("fleet: NodeName is required")
-	case o.Apply == nil:
-		return nil, errors.New("fleet: Apply is required")
+	case client == nil:
+		return nil, errors.New("fleet: client: nil")
+	case dyn == nil:
+		return nil, errors.New("fleet: dynamic client: nil")
+	case nodeName == "":
+		return nil, errors.New("fleet: node name: empty")
+	case apply == nil:
+		return nil, errors.New("fleet: apply: nil")
 	}
-	a := &Agent{o: o, log: o.Logger, kick: make(chan struct{}, 1), outcome: o.Running, written: map[string]*v1alpha1.NodeStatus{}}
-	if a.log.GetSink() == nil {
-		a.log = logr.Discard()
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	if s := o.Started; s != nil {
+	a := &Agent{client: client, dynamic: dyn, node: nodeName, apply: apply, log: o.logger,
+		kick: make(chan struct{}, 1), outcome: o.running, written: map[string]*v1alpha1.NodeStatus{}}
+	if s := o.started; s != nil {
 		a.attempted = applied{s.UID, s.Generation}
-		if o.StartErr != nil {
-			a.outcome.Err = o.StartErr
+		if o.startErr != nil {
+			a.outcome.Err = o.startErr
 		} else {
 			a.good = a.attempted
 			a.policy, a.data, a.fromObj = s.Spec.Policy, s.Spec.Config, true
@@ -130,11 +117,11 @@ func Overlay(cfg *config.Config, policy string, data []byte) {
 
 // Run watches the node and the PolicyConfig objects until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
-	nodes := informers.NewSharedInformerFactoryWithOptions(a.o.Client, 0,
+	nodes := informers.NewSharedInformerFactoryWithOptions(a.client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", a.o.NodeName).String()
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", a.node).String()
 		}))
-	objs := dynamicinformer.NewDynamicSharedInformerFactory(a.o.Dynamic, 0)
+	objs := dynamicinformer.NewDynamicSharedInformerFactory(a.dynamic, 0)
 	nodeInf := nodes.Core().V1().Nodes()
 	objInf := objs.ForResource(v1alpha1.GroupVersionResource)
 	handler := cache.ResourceEventHandlerFuncs{
@@ -155,16 +142,16 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), nodeInf.Informer().HasSynced, objInf.Informer().HasSynced) {
 		return nil // ctx ended
 	}
-	a.log.Info("fleet: watching PolicyConfigs", "node", a.o.NodeName)
+	a.log.Info("fleet: watching PolicyConfigs", "node", a.node)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-a.kick:
 		}
-		node, err := nodeInf.Lister().Get(a.o.NodeName)
+		node, err := nodeInf.Lister().Get(a.node)
 		if err != nil {
-			a.log.Error(err, "fleet: the node is not readable; nothing changes", "node", a.o.NodeName)
+			a.log.Error(err, "fleet: the node is not readable; nothing changes", "node", a.node)
 			continue
 		}
 		list, err := objInf.Lister().List(labels.Everything())
@@ -214,7 +201,7 @@ func (a *Agent) Sync(ctx context.Context, node *corev1.Node, objs []*v1alpha1.Po
 	entries := map[string]*v1alpha1.NodeStatus{}
 	switch {
 	case len(sel.Conflict) > 0:
-		msg := ConflictMessage(a.o.NodeName, sel.Conflict)
+		msg := ConflictMessage(a.node, sel.Conflict)
 		a.log.Error(errors.New(msg), "fleet: configuration conflict")
 		for _, o := range sel.Conflict {
 			entries[o.Name] = a.entry(o, metav1.ConditionFalse, v1alpha1.ReasonConflict, msg)
@@ -224,7 +211,7 @@ func (a *Agent) Sync(ctx context.Context, node *corev1.Node, objs []*v1alpha1.Po
 		key := applied{o.UID, o.Generation}
 		if key != a.attempted {
 			a.attempted = key
-			a.outcome = a.o.Apply(ctx, o.Spec.Policy, o.Spec.Config)
+			a.outcome = a.apply(ctx, o.Spec.Policy, o.Spec.Config)
 			if a.outcome.Err == nil {
 				a.good = key
 				a.policy, a.data, a.fromObj = o.Spec.Policy, o.Spec.Config, true
@@ -266,7 +253,7 @@ func (a *Agent) outcomeEntry(o *v1alpha1.PolicyConfig) *v1alpha1.NodeStatus {
 // entry is o's status entry for the node with the Applied condition given,
 // keeping the condition's transition time when its status did not change.
 func (a *Agent) entry(o *v1alpha1.PolicyConfig, status metav1.ConditionStatus, reason, msg string) *v1alpha1.NodeStatus {
-	e := &v1alpha1.NodeStatus{Node: a.o.NodeName, ObservedGeneration: o.Generation, Policy: a.outcome.Policy, PolicyDigest: a.outcome.PolicyDigest}
+	e := &v1alpha1.NodeStatus{Node: a.node, ObservedGeneration: o.Generation, Policy: a.outcome.Policy, PolicyDigest: a.outcome.PolicyDigest}
 	if a.good.uid == o.UID {
 		e.AppliedGeneration = a.good.generation
 	}
@@ -284,8 +271,8 @@ func (a *Agent) entry(o *v1alpha1.PolicyConfig, status metav1.ConditionStatus, r
 func (a *Agent) write(ctx context.Context, name string, e *v1alpha1.NodeStatus) bool {
 	u, err := v1alpha1.StatusApply(name, e)
 	if err == nil {
-		_, err = a.o.Dynamic.Resource(v1alpha1.GroupVersionResource).ApplyStatus(ctx, name, u,
-			metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager(a.o.NodeName), Force: true})
+		_, err = a.dynamic.Resource(v1alpha1.GroupVersionResource).ApplyStatus(ctx, name, u,
+			metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager(a.node), Force: true})
 	}
 	switch {
 	case err == nil:

@@ -29,7 +29,7 @@ func TestOutcomeReasons(t *testing.T) {
 		{errors.New("reconfigure policy: config.bogus: unknown field"), metav1.ConditionFalse, v1alpha1.ReasonInvalid, "config.bogus: unknown field; the running configuration stays"},
 	} {
 		t.Run(c.reason, func(t *testing.T) {
-			a := &Agent{o: Options{NodeName: "node-1"}, written: map[string]*v1alpha1.NodeStatus{}, outcome: Outcome{Err: c.err, Policy: "topology-aware", PolicyDigest: "sha256:ab"}}
+			a := &Agent{node: "node-1", written: map[string]*v1alpha1.NodeStatus{}, outcome: Outcome{Err: c.err, Policy: "topology-aware", PolicyDigest: "sha256:ab"}}
 			if c.err == nil {
 				a.good = applied{obj.UID, obj.Generation}
 			} else {

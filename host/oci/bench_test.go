@@ -18,12 +18,12 @@ func BenchmarkLoad(b *testing.B) {
 	module := builtintest.Module(t, "conformance")
 	push(t, reg.remote(), r, module)
 	cache := b.TempDir()
-	online := newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache})
+	online := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache))
 	ctx := context.Background()
 	if _, err := online.Load(ctx, r); err != nil {
 		b.Fatal(err)
 	}
-	offline := newFetcher(t, Options{Remote: reg.down(), CacheDir: cache})
+	offline := newFetcher(t, WithRemote(reg.down()), WithCacheDir(cache))
 	for _, bc := range []struct {
 		name string
 		f    *Fetcher

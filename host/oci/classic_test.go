@@ -93,11 +93,11 @@ func TestClassicCosignSignature(t *testing.T) {
 	// A valid signature of another digest, under this digest's tag.
 	signClassic(t, reg.remote(), elsewhere, owner.priv, digest.FromString("another manifest"))
 
-	o := Options{Remote: reg.remote(), Mode: signature.Enforce, Verifier: owner.verifier(t), Timeout: timeoutShort}
+	o := []Option{WithRemote(reg.remote()), WithVerification(signature.Enforce, owner.verifier(t)), WithTimeout(timeoutShort)}
 	t.Run("signed by a trusted key", func(t *testing.T) {
 		o := o
-		o.CacheDir = t.TempDir()
-		m, err := newFetcher(t, o).Load(ctx, signed)
+		o = append(o, WithCacheDir(t.TempDir()))
+		m, err := newFetcher(t, o...).Load(ctx, signed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +105,8 @@ func TestClassicCosignSignature(t *testing.T) {
 			t.Fatalf("verified by %q, want %q", m.KeyHint, owner.signer(t).KeyHint())
 		}
 		// Offline, the cache holds the classic signature too.
-		o.Remote = reg.down()
-		m, err = newFetcher(t, o).Load(ctx, signed)
+		o = append(o, WithRemote(reg.down()))
+		m, err = newFetcher(t, o...).Load(ctx, signed)
 		if err != nil || !m.Offline || m.KeyHint == "" {
 			t.Fatalf("offline Load = %+v, %v; want the cached module, verified", m, err)
 		}
@@ -124,14 +124,14 @@ func TestClassicCosignSignature(t *testing.T) {
 		}).Delete(ctx, sig); err != nil {
 			t.Fatal(err)
 		}
-		o.Remote = reg.remote()
+		o = append(o, WithRemote(reg.remote()))
 		// (The in-process registry keeps the tag of a deleted manifest, so
 		// the signature is "not found" rather than absent.)
-		if _, err := newFetcher(t, o).Load(ctx, signed); err == nil || !strings.Contains(err.Error(), "refused by signature verification") {
+		if _, err := newFetcher(t, o...).Load(ctx, signed); err == nil || !strings.Contains(err.Error(), "refused by signature verification") {
 			t.Fatalf("online Load after the withdrawal = %v, want a refusal", err)
 		}
-		o.Remote = reg.down()
-		if m, err := newFetcher(t, o).Load(ctx, signed); err == nil {
+		o = append(o, WithRemote(reg.down()))
+		if m, err := newFetcher(t, o...).Load(ctx, signed); err == nil {
 			t.Fatalf("offline Load after the withdrawal loaded %s (key %q), want a refusal", m.Digest, m.KeyHint)
 		}
 	})
@@ -143,14 +143,14 @@ func TestClassicCosignSignature(t *testing.T) {
 		"signature of another digest": {elsewhere, "payload signs"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := newFetcher(t, o).Load(ctx, tc.r)
+			_, err := newFetcher(t, o...).Load(ctx, tc.r)
 			if !errors.Is(err, signature.ErrMismatch) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Load = %v, want ErrMismatch naming %q", err, tc.want)
 			}
 		})
 	}
 	t.Run("unsigned names the classic tag it looked for", func(t *testing.T) {
-		_, err := newFetcher(t, o).Load(ctx, other)
+		_, err := newFetcher(t, o...).Load(ctx, other)
 		if !errors.Is(err, signature.ErrUnsigned) || !strings.Contains(err.Error(), "no classic signature tagged sha256-") {
 			t.Fatalf("Load = %v, want ErrUnsigned naming the classic tag", err)
 		}

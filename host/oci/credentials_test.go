@@ -48,20 +48,20 @@ func TestCredentials(t *testing.T) {
 	}
 	// The docker config file's credentials push and pull.
 	push(t, remote(t, env(nil)), r, builtintest.Module(t, "conformance"))
-	if _, err := newFetcher(t, Options{Remote: remote(t, env(nil))}).Load(context.Background(), r); err != nil {
+	if _, err := newFetcher(t, WithRemote(remote(t, env(nil)))).Load(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
 	// The environment's take precedence.
 	wrong := env(map[string]string{EnvUsername: "robot", EnvPassword: "wrong"})
-	if _, err := newFetcher(t, Options{Remote: remote(t, wrong)}).Load(context.Background(), r); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := newFetcher(t, WithRemote(remote(t, wrong))).Load(context.Background(), r); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("Load with wrong credentials = %v, want a 401", err)
 	}
 	right := env(map[string]string{EnvUsername: "robot", EnvPassword: "s3cret"})
 	t.Setenv(EnvDockerConfig, t.TempDir()) // no file: anonymous
-	if _, err := newFetcher(t, Options{Remote: remote(t, right)}).Load(context.Background(), r); err != nil {
+	if _, err := newFetcher(t, WithRemote(remote(t, right))).Load(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newFetcher(t, Options{Remote: remote(t, env(nil))}).Load(context.Background(), r); err == nil {
+	if _, err := newFetcher(t, WithRemote(remote(t, env(nil)))).Load(context.Background(), r); err == nil {
 		t.Fatal("Load without credentials succeeded")
 	}
 	if _, err := Credentials(env(map[string]string{EnvUsername: "robot"})); err == nil || !strings.Contains(err.Error(), EnvPassword) {

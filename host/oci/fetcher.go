@@ -28,61 +28,31 @@ import (
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
-// DefaultTimeout bounds the exchange with the registry on a load: resolving
-// the reference and downloading what the cache lacks.
-const DefaultTimeout = time.Minute
-
-// Options configure a Fetcher.
-type Options struct {
-	Remote
-	// CacheDir is the content-addressed cache, an OCI image layout. Default
-	// "": an in-memory cache, for one-shot commands.
-	CacheDir string
-	// Mode is what a missing or failing signature does. Default signature.Off.
-	Mode signature.Mode
-	// Verifier checks signatures; required unless Mode is Off.
-	Verifier *signature.Verifier
-	// Timeout bounds the registry exchange of a load; past it the registry is
-	// taken as unreachable. Default DefaultTimeout.
-	Timeout time.Duration
-	// Logger receives resolutions, cache fallbacks and verification results.
-	// Default: discard.
-	Logger logr.Logger
-}
-
 // Fetcher loads policy modules from registries and layouts through its
 // cache.
 type Fetcher struct {
-	o     Options
+	o     options
 	cache oras.GraphTarget
 	log   logr.Logger
 }
 
-// NewFetcher opens the cache (creating its directory) and checks the options.
-func NewFetcher(ctx context.Context, o Options) (*Fetcher, error) {
-	if o.Mode == "" {
-		o.Mode = signature.Off
+// NewFetcher checks the options and opens the cache (creating its
+// directory).
+func NewFetcher(ctx context.Context, opts ...Option) (*Fetcher, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := signature.ParseMode(string(o.Mode)); err != nil {
-		return nil, err
-	}
-	if o.Mode != signature.Off && o.Verifier == nil {
-		return nil, fmt.Errorf("verification mode %s needs at least one public key", o.Mode)
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	f := &Fetcher{o: o, log: o.Logger}
-	if f.log.GetSink() == nil {
-		f.log = logr.Discard()
-	}
-	if o.CacheDir == "" {
+	f := &Fetcher{o: o, log: o.logger}
+	if o.cacheDir == "" {
 		f.cache = memory.New()
 		return f, nil
 	}
-	s, err := openCache(ctx, o.CacheDir, f.log)
+	s, err := openCache(ctx, o.cacheDir, f.log)
 	if err != nil {
-		return nil, fmt.Errorf("policy cache %s: %w", o.CacheDir, err)
+		return nil, fmt.Errorf("policy cache %s: %w", o.cacheDir, err)
 	}
 	f.cache = s
 	return f, nil
@@ -314,9 +284,9 @@ func (f *Fetcher) prune(ctx context.Context, old ocispec.Descriptor, msg string,
 // pull resolves r at its source and copies the manifest, its blobs and its
 // signatures into the cache.
 func (f *Fetcher) pull(ctx context.Context, r ref.Reference) (oras.ReadOnlyGraphTarget, ocispec.Descriptor, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, f.o.timeout)
 	defer cancel()
-	src, err := f.o.Open(ctx, r, false)
+	src, err := f.o.remote.Open(ctx, r, false)
 	if err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}
@@ -331,7 +301,7 @@ func (f *Fetcher) pull(ctx context.Context, r ref.Reference) (oras.ReadOnlyGraph
 	if err := f.fill(ctx, src, desc); err != nil {
 		return nil, ocispec.Descriptor{}, err
 	}
-	if f.o.Mode != signature.Off {
+	if f.o.mode != signature.Off {
 		for _, c := range f.classic(ctx, src, desc.Digest) {
 			if err := oras.CopyGraph(ctx, src, namingTarget{f.cache}, c, oras.DefaultCopyGraphOptions); err != nil {
 				return nil, ocispec.Descriptor{}, fmt.Errorf("copy classic signature %s to the cache: %w", c.Digest, integrity(err))
@@ -429,7 +399,7 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 		if src == nil {
 			return nil, err
 		}
-		pctx, cancel := context.WithTimeout(ctx, f.o.Timeout)
+		pctx, cancel := context.WithTimeout(ctx, f.o.timeout)
 		err = f.fill(pctx, src, desc)
 		cancel()
 		if err != nil {
@@ -461,7 +431,7 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 	var classic []ocispec.Descriptor
 	if src != nil {
 		sigs = src
-		if f.o.Mode != signature.Off {
+		if f.o.mode != signature.Off {
 			classic = f.classic(ctx, src, desc.Digest)
 		}
 	} else if c, err := f.cache.Resolve(ctx, classicKey(r, desc.Digest)); err == nil {
@@ -475,15 +445,15 @@ func (f *Fetcher) fromCache(ctx context.Context, r ref.Reference, desc ocispec.D
 
 // verify checks m's signatures in store as the mode says.
 func (f *Fetcher) verify(ctx context.Context, store content.ReadOnlyGraphStorage, m *Module, classic []ocispec.Descriptor) (string, error) {
-	if f.o.Mode == signature.Off {
+	if f.o.mode == signature.Off {
 		return "", nil
 	}
-	res, err := f.o.Verifier.Verify(ctx, store, m.Manifest, classic...)
+	res, err := f.o.verifier.Verify(ctx, store, m.Manifest, classic...)
 	if err == nil {
 		f.log.Info("policy signature verified", "reference", m.Reference.String(), "key", res.KeyHint)
 		return res.KeyHint, nil
 	}
-	if f.o.Mode == signature.Warn {
+	if f.o.mode == signature.Warn {
 		f.log.Error(err, "policy signature does not verify; loading it anyway (verification mode warn)", "reference", m.Reference.String())
 		return "", nil
 	}

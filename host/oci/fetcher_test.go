@@ -37,7 +37,7 @@ func TestPushPullLoadRun(t *testing.T) {
 				t.Fatalf("pushing the same module twice gave %s then %s", pushed, again)
 			}
 			var logs logBuffer
-			f := newFetcher(t, Options{Remote: tc.rem, CacheDir: t.TempDir(), Logger: logs.logger()})
+			f := newFetcher(t, WithRemote(tc.rem), WithCacheDir(t.TempDir()), WithLogger(logs.logger()))
 			m, err := f.Load(ctx, tc.r)
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +108,7 @@ func TestTamperedCacheBlobIsRemovedAndPulledAgain(t *testing.T) {
 	push(t, reg.remote(), r, module)
 	cache := t.TempDir()
 	var logs logBuffer
-	f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache, Logger: logs.logger()})
+	f := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache), WithLogger(logs.logger()))
 	m, err := f.Load(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestTamperedCacheBlobIsRemovedAndPulledAgain(t *testing.T) {
 	}
 	tamper()
 	// A restarted agent: a new fetcher on the same cache.
-	f = newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache, Logger: logs.logger()})
+	f = newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache), WithLogger(logs.logger()))
 	m2, err := f.Load(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestTamperedCacheBlobIsRemovedAndPulledAgain(t *testing.T) {
 	// Offline, a tampered cache is refused: nothing to pull it again from.
 	tamper()
 	reg.srv.Close()
-	f = newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache, Timeout: timeoutShort})
+	f = newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache), WithTimeout(timeoutShort))
 	if _, err := f.Load(ctx, r); err == nil || !strings.Contains(err.Error(), "mismatch") {
 		t.Fatalf("offline load of a tampered cache = %v, want a digest mismatch", err)
 	}
@@ -154,20 +154,20 @@ func TestRegistryDown(t *testing.T) {
 	r := reg.ref(t, "policies/conformance:v1")
 	digest := push(t, reg.remote(), r, module)
 	warm := t.TempDir()
-	if _, err := newFetcher(t, Options{Remote: reg.remote(), CacheDir: warm}).Load(ctx, r); err != nil {
+	if _, err := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(warm)).Load(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	reg.srv.Close()
 
 	t.Run("without a cached copy", func(t *testing.T) {
-		f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: t.TempDir(), Timeout: timeoutShort})
+		f := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithTimeout(timeoutShort))
 		if _, err := f.Load(ctx, r); err == nil || !strings.Contains(err.Error(), "cannot pull from the registry and no cached copy") {
 			t.Fatalf("Load = %v, want an unreachable registry and no cached copy", err)
 		}
 	})
 	t.Run("with a cached copy", func(t *testing.T) {
 		var logs logBuffer
-		f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: warm, Timeout: timeoutShort, Logger: logs.logger()})
+		f := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(warm), WithTimeout(timeoutShort), WithLogger(logs.logger()))
 		m, err := f.Load(ctx, r)
 		if err != nil {
 			t.Fatal(err)
@@ -186,11 +186,11 @@ func TestNotFoundIsNotAFallback(t *testing.T) {
 	r := reg.ref(t, "policies/conformance:v1")
 	push(t, reg.remote(), r, builtintest.Module(t, "conformance"))
 	cache := t.TempDir()
-	if _, err := newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache}).Load(context.Background(), r); err != nil {
+	if _, err := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache)).Load(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
 	gone := reg.ref(t, "policies/conformance:v2")
-	if _, err := newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache}).Load(context.Background(), gone); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache)).Load(context.Background(), gone); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("Load of a missing tag = %v, want not found", err)
 	}
 }
@@ -210,7 +210,7 @@ func TestSignatureModes(t *testing.T) {
 	sign(t, reg.remote(), foreign, stranger.signer(t))
 
 	enforce := func() *Fetcher {
-		return newFetcher(t, Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Enforce, Verifier: owner.verifier(t)})
+		return newFetcher(t, WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithVerification(signature.Enforce, owner.verifier(t)))
 	}
 	t.Run("unsigned under enforce", func(t *testing.T) {
 		_, err := enforce().Load(ctx, unsigned)
@@ -245,7 +245,7 @@ func TestSignatureModes(t *testing.T) {
 	})
 	t.Run("unsigned under warn", func(t *testing.T) {
 		var logs logBuffer
-		f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Warn, Verifier: owner.verifier(t), Logger: logs.logger()})
+		f := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithVerification(signature.Warn, owner.verifier(t)), WithLogger(logs.logger()))
 		m, err := f.Load(ctx, unsigned)
 		if err != nil || m.KeyHint != "" {
 			t.Fatalf("Load = %v, %v; want the module, unverified", m, err)
@@ -256,12 +256,12 @@ func TestSignatureModes(t *testing.T) {
 	})
 	t.Run("signed under enforce, offline from the cache", func(t *testing.T) {
 		cache := t.TempDir()
-		o := Options{Remote: reg.remote(), CacheDir: cache, Mode: signature.Enforce, Verifier: owner.verifier(t), Timeout: timeoutShort}
-		if _, err := newFetcher(t, o).Load(ctx, signed); err != nil {
+		o := []Option{WithRemote(reg.remote()), WithCacheDir(cache), WithVerification(signature.Enforce, owner.verifier(t)), WithTimeout(timeoutShort)}
+		if _, err := newFetcher(t, o...).Load(ctx, signed); err != nil {
 			t.Fatal(err)
 		}
-		o.Remote = reg.down()
-		m, err := newFetcher(t, o).Load(ctx, signed)
+		o = append(o, WithRemote(reg.down()))
+		m, err := newFetcher(t, o...).Load(ctx, signed)
 		if err != nil || !m.Offline || m.KeyHint == "" {
 			t.Fatalf("offline Load = %+v, %v; want the cached module, verified", m, err)
 		}
@@ -278,12 +278,12 @@ func TestEnforceKeepsTheLastVerifiedDigest(t *testing.T) {
 	good := push(t, reg.remote(), r, builtintest.Module(t, "conformance"))
 	sign(t, reg.remote(), r, owner.signer(t))
 	var logs logBuffer
-	o := Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Enforce, Verifier: owner.verifier(t), Logger: logs.logger()}
-	if _, err := newFetcher(t, o).Load(ctx, r); err != nil {
+	o := []Option{WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithVerification(signature.Enforce, owner.verifier(t)), WithLogger(logs.logger())}
+	if _, err := newFetcher(t, o...).Load(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	bad := push(t, reg.remote(), r, builtintest.Module(t, "topology-aware"))
-	m, err := newFetcher(t, o).Load(ctx, r)
+	m, err := newFetcher(t, o...).Load(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestMovedTagPrunesTheCache(t *testing.T) {
 	stable, pinned := reg.ref(t, "policies/p:stable"), reg.ref(t, "policies/p:1.0")
 	first := push(t, reg.remote(), stable, builtintest.Module(t, "conformance"))
 	cache := t.TempDir()
-	f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache})
+	f := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache))
 	m1, err := f.Load(ctx, stable)
 	if err != nil {
 		t.Fatal(err)

@@ -152,9 +152,9 @@ func (b *logBuffer) logger() logr.Logger {
 	return logr.FromSlogHandler(slog.NewTextHandler(io.MultiWriter(b), nil))
 }
 
-func newFetcher(t testing.TB, o Options) *Fetcher {
+func newFetcher(t testing.TB, opts ...Option) *Fetcher {
 	t.Helper()
-	f, err := NewFetcher(context.Background(), o)
+	f, err := NewFetcher(context.Background(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestCorruptIndexIsHealed(t *testing.T) {
 	r := reg.ref(t, "policies/conformance:v1")
 	push(t, reg.remote(), r, module)
 	cache := t.TempDir()
-	f := newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache})
+	f := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache))
 	if _, err := f.Load(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestCorruptIndexIsHealed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs logBuffer
-	f = newFetcher(t, Options{Remote: reg.remote(), CacheDir: cache, Logger: logs.logger()})
+	f = newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache), WithLogger(logs.logger()))
 	m, err := f.Load(ctx, r)
 	if err != nil {
 		t.Fatalf("Load with a corrupt cache index: %v", err)

@@ -61,7 +61,7 @@ func TestMediaTypes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := "oci://" + reg.host + "/policies/mt:" + strings.NewReplacer(" ", "-", "'", "").Replace(tc.name)
 			pushManifest(t, reg.remote(), mustParse(t, r).Tag, r, tc.config, tc.layer, module)
-			m, err := newFetcher(t, Options{Remote: reg.remote(), CacheDir: t.TempDir()}).Load(context.Background(), mustParse(t, r))
+			m, err := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(t.TempDir())).Load(context.Background(), mustParse(t, r))
 			if tc.wantErr == "" {
 				if err != nil || !bytes.Equal(m.Bytes, module) {
 					t.Fatalf("Load = %v", err)

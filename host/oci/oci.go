@@ -12,7 +12,7 @@
 // ABI version, capabilities), so a registry's UI and `nriwasm policy inspect`
 // show them without running the module.
 //
-//	f, _ := oci.NewFetcher(oci.Options{CacheDir: "/var/lib/nriwasm/oci", Verifier: v, Mode: signature.Enforce})
+//	f, _ := oci.NewFetcher(ctx, oci.WithCacheDir("/var/lib/nriwasm/oci"), oci.WithVerification(signature.Enforce, v))
 //	m, err := f.Load(ctx, r) // r from ref.Parse("oci://registry.example.com/policies/balloons:1.2")
 //
 // All OCI work goes through oras-go. See RATIONALE.md for the decisions.

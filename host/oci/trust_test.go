@@ -32,8 +32,8 @@ func TestWithdrawnSignatureStaysWithdrawnOffline(t *testing.T) {
 	sign(t, reg.remote(), r, owner.signer(t))
 	cache := t.TempDir()
 	var logs logBuffer
-	o := Options{Remote: reg.remote(), CacheDir: cache, Mode: signature.Enforce, Verifier: owner.verifier(t), Timeout: timeoutShort, Logger: logs.logger()}
-	m, err := newFetcher(t, o).Load(ctx, r)
+	o := []Option{WithRemote(reg.remote()), WithCacheDir(cache), WithVerification(signature.Enforce, owner.verifier(t)), WithTimeout(timeoutShort), WithLogger(logs.logger())}
+	m, err := newFetcher(t, o...).Load(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestWithdrawnSignatureStaysWithdrawnOffline(t *testing.T) {
 	if err := deleter.Delete(ctx, sigs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newFetcher(t, o).Load(ctx, r); !errors.Is(err, signature.ErrUnsigned) {
+	if _, err := newFetcher(t, o...).Load(ctx, r); !errors.Is(err, signature.ErrUnsigned) {
 		t.Fatalf("online Load after the withdrawal = %v, want ErrUnsigned", err)
 	}
 	if !strings.Contains(logs.String(), `msg="refused policy digest removed from the cache" digest=`+digest) {
@@ -65,14 +65,14 @@ func TestWithdrawnSignatureStaysWithdrawnOffline(t *testing.T) {
 		t.Fatalf("the refused module is still cached (%v)", err)
 	}
 
-	o.Remote = reg.down()
+	o = append(o, WithRemote(reg.down()))
 	byDigest := r.WithDigest(m.Digest)
 	byDigest.Tag = ""
 	for _, offline := range []struct {
 		name string
 		r    ref.Reference
 	}{{"tag", r}, {"digest", byDigest}} {
-		if m, err := newFetcher(t, o).Load(ctx, offline.r); err == nil {
+		if m, err := newFetcher(t, o...).Load(ctx, offline.r); err == nil {
 			t.Fatalf("offline Load by %s after the withdrawal loaded %s (offline=%v, key %q), want a refusal", offline.name, m.Digest, m.Offline, m.KeyHint)
 		}
 	}
@@ -113,15 +113,15 @@ func TestCorruptBlobIsAnIntegrityFailure(t *testing.T) {
 	r := reg.ref(t, "policies/p:stable")
 	first := push(t, reg.remote(), r, builtintest.Module(t, "conformance"))
 	var logs logBuffer
-	o := Options{Remote: reg.remote(), CacheDir: t.TempDir(), Logger: logs.logger()}
-	if _, err := newFetcher(t, o).Load(ctx, r); err != nil {
+	o := []Option{WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithLogger(logs.logger())}
+	if _, err := newFetcher(t, o...).Load(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	next := builtintest.Module(t, "topology-aware")
 	push(t, reg.remote(), r, next)
 	layer := content.NewDescriptorFromBytes(LayerMediaType, next).Digest.String()
 	target.Store(layer)
-	m, err := newFetcher(t, o).Load(ctx, r)
+	m, err := newFetcher(t, o...).Load(ctx, r)
 	if err == nil {
 		t.Fatalf("Load loaded %s (offline=%v), want an integrity failure (the cache held %s)", m.Digest, m.Offline, first)
 	}
@@ -143,15 +143,15 @@ func TestDigestPinnedReferenceOffline(t *testing.T) {
 	push(t, reg.remote(), r, module)
 	owner := newKey(t)
 	sign(t, reg.remote(), r, owner.signer(t))
-	o := Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Enforce, Verifier: owner.verifier(t), Timeout: timeoutShort}
-	m, err := newFetcher(t, o).Load(ctx, r)
+	o := []Option{WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithVerification(signature.Enforce, owner.verifier(t)), WithTimeout(timeoutShort)}
+	m, err := newFetcher(t, o...).Load(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pinned := r.WithDigest(m.Digest)
 	pinned.Tag = ""
-	o.Remote = reg.down()
-	got, err := newFetcher(t, o).Load(ctx, pinned)
+	o = append(o, WithRemote(reg.down()))
+	got, err := newFetcher(t, o...).Load(ctx, pinned)
 	if err != nil {
 		t.Fatalf("offline Load of %s = %v, want the cached digest", pinned, err)
 	}
@@ -161,7 +161,7 @@ func TestDigestPinnedReferenceOffline(t *testing.T) {
 	// Another repository's digest is not this one's.
 	other := reg.ref(t, "policies/other:v1").WithDigest(m.Digest)
 	other.Tag = ""
-	if _, err := newFetcher(t, o).Load(ctx, other); err == nil {
+	if _, err := newFetcher(t, o...).Load(ctx, other); err == nil {
 		t.Fatalf("offline Load of %s loaded a digest only policies/p served", other)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/record"
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/internal/testkit"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -71,10 +72,8 @@ func recordHistory(t *testing.T, maxSize int64, containers int) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	w, err := record.NewWriter(record.Options{
-		Dir: dir, MaxSize: maxSize, Snapshot: m.Snapshot,
-		Header: record.Header{NodeName: "node-1", Policy: "topology-aware", Config: cfg.Policy.Data, Topology: topo},
-	})
+	w, err := record.NewWriter(dir, maxSize,
+		record.Header{NodeName: "node-1", Policy: "topology-aware", Config: cfg.Policy.Data, Topology: topo}, m.Snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,5 +229,32 @@ func TestReplayOlderRecord(t *testing.T) {
 	}
 	if len(other.Differences) != 1 || other.Differences[0].Subject != "default/pod-c2/c" || other.Differences[0].Replayed.CPUs != "2-7" {
 		t.Fatalf("replay against two reserved CPUs: %+v, want c2 on 2-7", other.Differences)
+	}
+}
+
+// TestNewWriterRefusesBadValues: a missing input or a bad option value is
+// NewWriter's error, naming it and its limit.
+func TestNewWriterRefusesBadValues(t *testing.T) {
+	header := record.Header{NodeName: "node-1", Topology: &abi.Topology{}}
+	snap := func() (*abi.RestoreState, uint64) { return &abi.RestoreState{}, 0 }
+	for _, tc := range []struct {
+		dir     string
+		maxSize int64
+		header  record.Header
+		snap    func() (*abi.RestoreState, uint64)
+		opt     record.Option
+		want    string
+	}{
+		{"", 1 << 20, header, snap, record.WithQueue(1), "directory: empty"},
+		{"/r", 0, header, snap, record.WithQueue(1), "max size 0: must be positive"},
+		{"/r", 1 << 20, record.Header{NodeName: "node-1"}, snap, record.WithQueue(1), "header topology: nil"},
+		{"/r", 1 << 20, header, nil, record.WithQueue(1), "snapshot: nil"},
+		{"/r", 1 << 20, header, snap, record.WithQueue(0), "queue 0: must be at least 1"},
+	} {
+		if w, err := record.NewWriter(tc.dir, tc.maxSize, tc.header, tc.snap, tc.opt); err == nil || w != nil {
+			t.Errorf("NewWriter = %v, %v; want an error with %q", w, err, tc.want)
+		} else {
+			testkit.ErrorContains(t, err, tc.want)
+		}
 	}
 }

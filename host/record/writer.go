@@ -16,35 +16,16 @@ import (
 	"github.com/nriwasm/nriwasm/host/resmgr"
 )
 
-// DefaultQueue is how many exchanges wait for the writer by default.
-const DefaultQueue = 4096
-
-// Options configure NewWriter.
-type Options struct {
-	// Dir holds the record's files; created if missing. Required.
-	Dir string
-	// MaxSize bounds the files together, in bytes; each file is rotated at a
-	// quarter of it. Required, positive.
-	MaxSize int64
-	// Header is what every file's header says besides its snapshot: node,
-	// policy, configuration, topology (required).
-	Header Header
-	// Snapshot returns the journal and the Seq of the last exchange it
-	// reflects (resmgr.Manager.Snapshot). Required.
-	Snapshot func() (*abi.RestoreState, uint64)
-	// Queue is how many exchanges wait to be written before the writer drops
-	// them and starts a new file from a snapshot. Default DefaultQueue.
-	Queue  int
-	Logger logr.Logger
-}
-
 // Writer records the exchanges it observes. Create it with NewWriter, add it
 // to the manager (AddObserver) and run Run.
 type Writer struct {
-	o     Options
-	log   logr.Logger
-	queue chan *resmgr.Exchange
-	gap   atomic.Bool
+	dir      string
+	maxSize  int64
+	header   Header
+	snapshot func() (*abi.RestoreState, uint64)
+	log      logr.Logger
+	queue    chan *resmgr.Exchange
+	gap      atomic.Bool
 	// dropped counts exchanges not recorded (a full queue); handled is the
 	// Seq of the last exchange written or skipped.
 	dropped atomic.Uint64
@@ -58,19 +39,31 @@ type Writer struct {
 	skipGap bool    // next was taken after a gap: exchanges up to its Seq are not written
 }
 
-// NewWriter returns a writer.
-func NewWriter(o Options) (*Writer, error) {
-	if o.Dir == "" || o.MaxSize <= 0 || o.Header.Topology == nil || o.Snapshot == nil {
-		return nil, errors.New("record: Dir, MaxSize, Header.Topology and Snapshot are required")
+// NewWriter returns a writer of the record in dir (created if missing), its
+// files together bounded by maxSize bytes, each rotated at a quarter of it.
+// header is what every file's header says besides its snapshot (node,
+// policy, configuration, topology: the topology is required); snapshot
+// returns the journal and the Seq of the last exchange it reflects
+// (resmgr.Manager.Snapshot).
+func NewWriter(dir string, maxSize int64, header Header, snapshot func() (*abi.RestoreState, uint64), opts ...Option) (*Writer, error) {
+	switch {
+	case dir == "":
+		return nil, errors.New("record: directory: empty")
+	case maxSize <= 0:
+		return nil, fmt.Errorf("record: max size %d: must be positive", maxSize)
+	case header.Topology == nil:
+		return nil, errors.New("record: header topology: nil")
+	case snapshot == nil:
+		return nil, errors.New("record: snapshot: nil")
 	}
-	if o.Queue <= 0 {
-		o.Queue = DefaultQueue
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	log := o.Logger
-	if log.GetSink() == nil {
-		log = logr.Discard()
-	}
-	return &Writer{o: o, log: log.WithName("record"), queue: make(chan *resmgr.Exchange, o.Queue)}, nil
+	return &Writer{dir: dir, maxSize: maxSize, header: header, snapshot: snapshot,
+		log: o.logger.WithName("record"), queue: make(chan *resmgr.Exchange, o.queue)}, nil
 }
 
 // Observe queues an exchange, never waiting; it implements resmgr.Observer.
@@ -93,7 +86,7 @@ func (w *Writer) Handled() uint64 { return w.handled.Load() }
 // Open starts the record's first file from a snapshot taken now. Call it
 // after adding the writer to the manager and before Run.
 func (w *Writer) Open() error {
-	if err := os.MkdirAll(w.o.Dir, 0o700); err != nil {
+	if err := os.MkdirAll(w.dir, 0o700); err != nil {
 		return fmt.Errorf("record directory: %w", err)
 	}
 	w.plan(false)
@@ -109,7 +102,7 @@ func (w *Writer) Open() error {
 func (w *Writer) Run(ctx context.Context) error {
 	if w.f == nil {
 		if err := w.Open(); err != nil {
-			w.log.Error(err, "no record kept", "dir", w.o.Dir)
+			w.log.Error(err, "no record kept", "dir", w.dir)
 			return nil
 		}
 	}
@@ -121,7 +114,7 @@ func (w *Writer) Run(ctx context.Context) error {
 				select {
 				case x := <-w.queue:
 					if err := w.write(x); err != nil {
-						w.log.Error(err, "record stopped", "dir", w.o.Dir)
+						w.log.Error(err, "record stopped", "dir", w.dir)
 						return nil
 					}
 				default:
@@ -130,7 +123,7 @@ func (w *Writer) Run(ctx context.Context) error {
 			}
 		case x := <-w.queue:
 			if err := w.write(x); err != nil {
-				w.log.Error(err, "record stopped; the agent goes on without it", "dir", w.o.Dir)
+				w.log.Error(err, "record stopped; the agent goes on without it", "dir", w.dir)
 				return nil
 			}
 		}
@@ -139,8 +132,8 @@ func (w *Writer) Run(ctx context.Context) error {
 
 // plan takes a snapshot for the next file.
 func (w *Writer) plan(afterGap bool) {
-	rs, seq := w.o.Snapshot()
-	h := w.o.Header
+	rs, seq := w.snapshot()
+	h := w.header
 	h.Restore, h.Seq = rs, seq
 	w.next, w.skipGap = &h, afterGap
 }
@@ -162,7 +155,7 @@ func (w *Writer) write(x *resmgr.Exchange) error {
 	if err := w.append(x); err != nil {
 		return err
 	}
-	if w.next == nil && w.size >= w.o.MaxSize/4 {
+	if w.next == nil && w.size >= w.maxSize/4 {
 		w.plan(false)
 	}
 	return nil
@@ -190,7 +183,7 @@ func (w *Writer) start(h *Header) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(w.o.Dir, fmt.Sprintf("record-%020d.nrr", h.Seq+1))
+	path := filepath.Join(w.dir, fmt.Sprintf("record-%020d.nrr", h.Seq+1))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("start record file: %w", err)
@@ -207,7 +200,7 @@ func (w *Writer) start(h *Header) error {
 // trim deletes the oldest files while all together pass MaxSize, never the
 // current one.
 func (w *Writer) trim(current string) error {
-	files, err := Files(w.o.Dir)
+	files, err := Files(w.dir)
 	if err != nil {
 		return err
 	}
@@ -220,7 +213,7 @@ func (w *Writer) trim(current string) error {
 		}
 	}
 	for i, p := range files {
-		if total <= w.o.MaxSize || p == current {
+		if total <= w.maxSize || p == current {
 			break
 		}
 		if err := os.Remove(p); err != nil {

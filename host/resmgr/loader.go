@@ -11,7 +11,8 @@ import (
 )
 
 // WasmLoader loads module (named name in logs) with host/wasm, as the policy
-// section of cfg says: compilation cache in policy.cacheDir, memory cap
+// section of cfg says: compilation cache in policy.cacheDir (seeded from
+// policy.seedDir), memory cap
 // policy.memoryLimit, deadline policy.callTimeout.
 func WasmLoader(name string, module []byte, cfg *config.Policy, log logr.Logger) LoadFunc {
 	return func(ctx context.Context, restore wasm.RestoreFunc) (Policy, error) {
@@ -23,6 +24,9 @@ func WasmLoader(name string, module []byte, cfg *config.Policy, log logr.Logger)
 		}
 		if cfg.CacheDir != "" {
 			opts = append(opts, wasm.WithCacheDir(cfg.CacheDir))
+		}
+		if cfg.SeedDir != "" {
+			opts = append(opts, wasm.WithSeedDir(cfg.SeedDir))
 		}
 		return wasm.Load(ctx, name, module, opts...)
 	}

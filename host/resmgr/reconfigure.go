@@ -33,9 +33,13 @@ func (m *Manager) Config() *config.Config {
 //     would move (result="rejected"; "restart_required" when the swap would
 //     turn DRA on or off or rename its driver).
 //   - A changed policy configuration goes to the policy's Reconfigure under the
-//     lock. If the policy refuses it (or has no Reconfigure), the new
-//     configuration is tried by a swap instead, as above; if that is refused
-//     too, the running one stays. If the policy's updates fail the checks,
+//     lock. If the policy cannot apply it live (refusedLive: it has no
+//     Reconfigure, or refuses a valid configuration the running containers
+//     keep from applying), the new configuration is tried by a swap instead,
+//     as above; if that is refused too, the running one stays. A
+//     configuration the policy finds invalid (INVALID_ARGUMENT) keeps the
+//     running one without a swap (result="invalid"), as does any other
+//     refusal (result="rejected"). If the policy's updates fail the checks,
 //     the running configuration stays (result="rejected"); else the new
 //     configuration is in force, also for instances rebuilt later, and the
 //     policy's updates go to the update sink (result="applied").
@@ -88,8 +92,8 @@ func (m *Manager) ApplyConfig(ctx context.Context, cfg *config.Config, loadErr e
 }
 
 // reconfigure hands cfg's policy configuration to the running policy's
-// Reconfigure; with the lock held. refused is the policy's own refusal
-// (a *abi.PolicyError), which a swap may still apply; err is the reason the
+// Reconfigure; with the lock held. refused is the policy's refusal to apply
+// it live (refusedLive), which a swap may still apply; err is the reason the
 // configuration is not applied, nil when it is.
 func (m *Manager) reconfigure(ctx context.Context, cfg *config.Config) (err, refused error) {
 	var resp *abi.ReconfigureResponse
@@ -97,9 +101,14 @@ func (m *Manager) reconfigure(ctx context.Context, cfg *config.Config) (err, ref
 		resp, err = m.client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: cfg.Policy.Data})
 		return err
 	})
-	if isPolicyError(err) && m.resolve != nil {
+	if refusedLive(err) && m.resolve != nil {
 		m.log.Info("policy refused the new configuration live; trying it by a swap", "reason", err.Error())
 		return err, err
+	}
+	if pe, ok := errors.AsType[*abi.PolicyError](err); ok && pe.Code == abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT {
+		m.metrics.ConfigReload(metrics.ReloadInvalid)
+		m.log.Error(err, "policy found the new configuration invalid; the running one stays")
+		return fmt.Errorf("reconfigure policy: invalid configuration: %w", err), nil
 	}
 	if err != nil {
 		m.metrics.ConfigReload(metrics.ReloadRejected)
@@ -144,6 +153,25 @@ func (m *Manager) rollBack(ctx context.Context, reason error) {
 	}
 	m.log.Error(err, "policy refused its running configuration back; rebuilding its instance")
 	m.policy.Discard(ctx)
+}
+
+// refusedLive reports whether err is a policy's refusal of a configuration
+// that a swap may still apply: UNIMPLEMENTED (no Reconfigure),
+// FAILED_PRECONDITION (valid, but the running containers or claims keep it
+// from applying live) or RESOURCE_EXHAUSTED (they no longer fit it in
+// place). INVALID_ARGUMENT says the configuration itself is wrong, which a
+// new instance would refuse as well; INTERNAL and the rest are the policy's
+// own failures.
+func refusedLive(err error) bool {
+	pe, ok := errors.AsType[*abi.PolicyError](err)
+	if !ok {
+		return false
+	}
+	switch pe.Code {
+	case abi.ErrorCode_ERROR_CODE_UNIMPLEMENTED, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED:
+		return true
+	}
+	return false
 }
 
 func onOff(on bool) string {

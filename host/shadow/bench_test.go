@@ -23,9 +23,9 @@ func BenchmarkActivePath(b *testing.B) {
 		b.Run(fmt.Sprintf("shadow=%v", shadowed), func(b *testing.B) {
 			var r *rig
 			if shadowed {
-				r = newRig(b, reserveOne, &nativePolicy{}, reserveOne, nil)
+				r = newRig(b, reserveOne, &nativePolicy{}, reserveOne)
 			} else {
-				r = newRig(b, reserveOne, nil, "", nil)
+				r = newRig(b, reserveOne, nil, "")
 			}
 			ctx := context.Background()
 			req := policytest.Container("c", 1000).Request()

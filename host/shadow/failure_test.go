@@ -14,14 +14,14 @@ import (
 // active answers are those without a shadow, and requests after the drop
 // still get them.
 func TestTrappingShadowIsDropped(t *testing.T) {
-	alone := newRig(t, reserveOne, nil, "", nil)
+	alone := newRig(t, reserveOne, nil, "")
 	var want []string
 	for _, id := range []string{"c0", "c1", "c2", "c3", "c4"} {
 		want = append(want, alone.create(t, id, 0))
 	}
 
 	sp := &nativePolicy{trap: func(m abi.Method) bool { return m == abi.Method_METHOD_CREATE_CONTAINER }}
-	r := newRig(t, reserveOne, sp, reserveOne, func(o *shadow.Options) { o.MaxFailures = 3 })
+	r := newRig(t, reserveOne, sp, reserveOne, shadow.WithMaxFailures(3))
 	var got []string
 	for i, id := range []string{"c0", "c1"} {
 		got = append(got, r.create(t, id, 0))
@@ -53,7 +53,7 @@ func TestShadowRebuiltAfterATrap(t *testing.T) {
 	var traps atomic.Int32
 	traps.Store(1)
 	sp := &nativePolicy{trap: func(m abi.Method) bool { return m == abi.Method_METHOD_CREATE_CONTAINER && traps.Add(-1) >= 0 }}
-	r := newRig(t, reserveOne, sp, reserveOne, nil)
+	r := newRig(t, reserveOne, sp, reserveOne)
 	r.create(t, "c0", 500)
 	r.waitFor(t, "a rebuild", func(rep shadow.Report) bool { return rep.Resyncs == 1 })
 	r.create(t, "c1", 500)
@@ -75,7 +75,7 @@ func TestShadowRebuiltAfterATrap(t *testing.T) {
 // and the shadow is rebuilt from the active journal, skipping what it missed.
 func TestFullQueueResyncs(t *testing.T) {
 	sp := &nativePolicy{gate: make(chan struct{}), arrived: make(chan struct{})}
-	r := newRig(t, reserveOne, sp, reserveOne, func(o *shadow.Options) { o.Queue = 3 })
+	r := newRig(t, reserveOne, sp, reserveOne, shadow.WithQueue(3))
 	r.create(t, "c0", 0)
 	<-sp.arrived // the shadow is answering c0
 	for _, id := range []string{"c1", "c2", "c3"} {

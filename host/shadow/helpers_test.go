@@ -118,9 +118,9 @@ const (
 )
 
 // newRig starts the manager with active's configuration and, if sp is not
-// nil, a shadow running sp with shadowConfig. The shadow is not added when
-// sp is nil.
-func newRig(tb testing.TB, activeConfig string, sp *nativePolicy, shadowConfig string, mutate func(*shadow.Options)) *rig {
+// nil, a shadow running sp with shadowConfig and the further options extra.
+// The shadow is not added when sp is nil.
+func newRig(tb testing.TB, activeConfig string, sp *nativePolicy, shadowConfig string, extra ...shadow.Option) *rig {
 	tb.Helper()
 	topo := policytest.Machine(tb, "N4C16")
 	cfg := config.Default()
@@ -134,14 +134,12 @@ func newRig(tb testing.TB, activeConfig string, sp *nativePolicy, shadowConfig s
 	}
 	r := &rig{m: m, met: met, topo: topo}
 	if sp != nil {
-		o := shadow.Options{
-			Name: "topology-aware-next", Load: sp.load, Config: []byte(shadowConfig), Topology: topo, NodeName: "node-1",
-			Limits: validate.New(topo), Snapshot: m.Snapshot, Metrics: met,
+		opts := append([]shadow.Option{shadow.WithConfig([]byte(shadowConfig)), shadow.WithNodeName("node-1"), shadow.WithMetrics(met)}, extra...)
+		limits, err := validate.New(topo)
+		if err != nil {
+			tb.Fatal(err)
 		}
-		if mutate != nil {
-			mutate(&o)
-		}
-		if r.shadow, err = shadow.New(o); err != nil {
+		if r.shadow, err = shadow.New("topology-aware-next", sp.load, topo, limits, m.Snapshot, opts...); err != nil {
 			tb.Fatal(err)
 		}
 		m.AddObserver(r.shadow)

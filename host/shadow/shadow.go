@@ -14,15 +14,15 @@
 //     already reflects are skipped.
 //   - A shadow call that traps, times out, runs out of memory or whose
 //     instance fails to initialize is counted and the instance rebuilt the
-//     same way; MaxFailures failures within FailureWindow requests drop the
+//     same way; WithMaxFailures failures within FailureWindow requests drop the
 //     shadow for the life of the process, with an error in the log.
 //
 // Divergences are counted per method (nriwasm_shadow_divergences_total) and
-// the last Keep are kept with both answers, served as JSON by Handler (the
+// the last WithKeep are kept with both answers, served as JSON by Handler (the
 // agent's /debug/shadow, read by `nriwasm shadow`).
 //
-//	s := shadow.New(shadow.Options{Name: "topology-aware", Load: load, Config: data, ...,
-//		Snapshot: m.Snapshot})
+//	s, err := shadow.New("topology-aware", load, topo, limits, m.Snapshot,
+//		shadow.WithConfig(data))
 //	m.AddObserver(s)
 //	m.Go("shadow", s.Run)
 package shadow
@@ -45,48 +45,6 @@ import (
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
 
-// Defaults of Options.
-const (
-	DefaultQueue       = 1024
-	DefaultKeep        = 100
-	DefaultMaxFailures = 3
-)
-
-// Options configure New.
-type Options struct {
-	// Name is the shadow policy's name, in logs and the report. Required.
-	Name string
-	// Load loads the shadow policy (resmgr.WasmLoader with the shadow's own
-	// memory limit and call timeout). Required.
-	Load resmgr.LoadFunc
-	// Config is the shadow policy's configuration, sent in its Init.
-	Config []byte
-	// Topology, NodeName and DriverName are sent in Init, as to the active
-	// policy. Topology is required.
-	Topology   *abi.Topology
-	NodeName   string
-	DriverName string
-	// Limits check both sides' answers, as the agent checks the active
-	// policy's. Required.
-	Limits *validate.Limits
-	// Snapshot returns the active journal and the Seq of the last exchange
-	// it reflects (resmgr.Manager.Snapshot). Required.
-	Snapshot func() (*abi.RestoreState, uint64)
-	// Queue is how many exchanges wait for the shadow before it drops them
-	// and resynchronizes. Default DefaultQueue.
-	Queue int
-	// Keep is how many divergences the report keeps, the newest. Default
-	// DefaultKeep.
-	Keep int
-	// MaxFailures is how many failed shadow calls within FailureWindow
-	// requests drop the shadow. Default DefaultMaxFailures.
-	MaxFailures int
-	// Logger receives the shadow's log. Default: discard.
-	Logger logr.Logger
-	// Metrics, if set, counts comparisons, divergences, resyncs and failures.
-	Metrics *metrics.Metrics
-}
-
 // States of a shadow, as its report names them.
 const (
 	StateLoading = "loading"
@@ -96,43 +54,56 @@ const (
 
 // Shadow is a running shadow policy. Create it with New.
 type Shadow struct {
-	o       Options
-	log     logr.Logger
-	queue   chan *resmgr.Exchange
-	resync  atomic.Bool // exchanges were dropped: rebuild from a snapshot first
-	stopped atomic.Bool // dropped: Observe queues nothing more
+	name     string
+	load     resmgr.LoadFunc
+	topo     *abi.Topology
+	limits   *validate.Limits
+	snapshot func() (*abi.RestoreState, uint64)
+	o        options
+	log      logr.Logger
+	queue    chan *resmgr.Exchange
+	resync   atomic.Bool // exchanges were dropped: rebuild from a snapshot first
+	stopped  atomic.Bool // dropped: Observe queues nothing more
 
 	// Owned by Run's goroutine.
 	policy   resmgr.Policy
 	pending  *abi.RestoreState // what the next instance is initialized with
 	skip     uint64            // exchanges up to this Seq are in pending
 	session  *compare.Session
-	failedAt []uint64 // the Seq of the last MaxFailures failed calls
+	failedAt []uint64 // the Seq of the last maxFailures failed calls
 
 	mu     sync.Mutex // guards report
 	report Report
 }
 
-// New returns a shadow ready to Observe and Run.
-func New(o Options) (*Shadow, error) {
-	if o.Name == "" || o.Load == nil || o.Topology == nil || o.Limits == nil || o.Snapshot == nil {
-		return nil, errors.New("shadow: Name, Load, Topology, Limits and Snapshot are required")
+// New returns a shadow ready to Observe and Run: the policy called name (in
+// logs and the report) that load loads (resmgr.WasmLoader with the shadow's
+// own memory limit and call timeout), initialized with topo as the active
+// policy is; limits check both sides' answers as the agent checks the
+// active policy's; snapshot returns the active journal and the Seq of the
+// last exchange it reflects (resmgr.Manager.Snapshot).
+func New(name string, load resmgr.LoadFunc, topo *abi.Topology, limits *validate.Limits, snapshot func() (*abi.RestoreState, uint64), opts ...Option) (*Shadow, error) {
+	switch {
+	case name == "":
+		return nil, errors.New("shadow: name: empty")
+	case load == nil:
+		return nil, errors.New("shadow: load: nil")
+	case topo == nil:
+		return nil, errors.New("shadow: topology: nil")
+	case limits == nil:
+		return nil, errors.New("shadow: limits: nil")
+	case snapshot == nil:
+		return nil, errors.New("shadow: snapshot: nil")
 	}
-	if o.Queue <= 0 {
-		o.Queue = DefaultQueue
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
-	if o.Keep <= 0 {
-		o.Keep = DefaultKeep
-	}
-	if o.MaxFailures <= 0 {
-		o.MaxFailures = DefaultMaxFailures
-	}
-	log := o.Logger
-	if log.GetSink() == nil {
-		log = logr.Discard()
-	}
-	s := &Shadow{o: o, log: log.WithValues("shadow", o.Name), queue: make(chan *resmgr.Exchange, o.Queue)}
-	s.report = Report{Policy: o.Name, State: StateLoading, Keep: o.Keep, Methods: map[string]*MethodStats{}}
+	s := &Shadow{name: name, load: load, topo: topo, limits: limits, snapshot: snapshot, o: o,
+		log: o.logger.WithValues("shadow", name), queue: make(chan *resmgr.Exchange, o.queue)}
+	s.report = Report{Policy: name, State: StateLoading, Keep: o.keep, Methods: map[string]*MethodStats{}}
 	return s, nil
 }
 
@@ -157,13 +128,13 @@ func (s *Shadow) Observe(x *resmgr.Exchange) {
 func (s *Shadow) Run(ctx context.Context) error {
 	s.resync.Store(false)
 	s.takeSnapshot()
-	p, err := s.o.Load(ctx, s.restore)
+	p, err := s.load(ctx, s.restore)
 	if err != nil {
-		s.drop(fmt.Errorf("load shadow policy %q: %w", s.o.Name, err))
+		s.drop(fmt.Errorf("load shadow policy %q: %w", s.name, err))
 		return nil
 	}
 	s.policy = p
-	s.o.Metrics.ShadowRunning(true)
+	s.o.metrics.ShadowRunning(true)
 	s.count(func(r *Report) { r.State = StateRunning })
 	s.log.Info("shadow policy running; its answers are compared, never applied")
 	defer func() {
@@ -193,15 +164,15 @@ func (s *Shadow) Run(ctx context.Context) error {
 func (s *Shadow) rebuild(reason string) {
 	s.takeSnapshot()
 	s.policy.Discard(context.Background())
-	s.o.Metrics.ShadowResynced(reason)
+	s.o.metrics.ShadowResynced(reason)
 	s.count(func(r *Report) { r.Resyncs++ })
 }
 
 // takeSnapshot makes the next instance start from the active journal as it
 // is now, skipping the exchanges it reflects.
 func (s *Shadow) takeSnapshot() {
-	s.pending, s.skip = s.o.Snapshot()
-	s.session = compare.NewSession(s.o.Limits, s.pending.GetContainers())
+	s.pending, s.skip = s.snapshot()
+	s.session = compare.NewSession(s.limits, s.pending.GetContainers())
 }
 
 // restore initializes a shadow instance with its own configuration and the
@@ -209,7 +180,7 @@ func (s *Shadow) takeSnapshot() {
 // rebuild.
 func (s *Shadow) restore(ctx context.Context, t abi.Transport) error {
 	_, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{
-		Config: s.o.Config, NodeName: s.o.NodeName, Topology: s.o.Topology, Restore: s.pending, DriverName: s.o.DriverName,
+		Config: s.o.config, NodeName: s.o.nodeName, Topology: s.topo, Restore: s.pending, DriverName: s.o.driverName,
 	})
 	return err
 }
@@ -229,7 +200,7 @@ func (s *Shadow) handle(ctx context.Context, x *resmgr.Exchange) {
 	s.session.Track(x.Method, x.Request)
 	ds := compare.Diff(active, other)
 	method := x.Method.Short()
-	s.o.Metrics.ShadowCompared(method, time.Since(x.At), len(ds) > 0)
+	s.o.metrics.ShadowCompared(method, time.Since(x.At), len(ds) > 0)
 	s.count(func(r *Report) {
 		r.Compared++
 		ms := r.Methods[method]
@@ -247,8 +218,8 @@ func (s *Shadow) handle(ctx context.Context, x *resmgr.Exchange) {
 			Seq: x.Seq, Time: x.At.UTC(), Method: method, Subject: compare.Subject(x.Method, x.Request),
 			Differences: ds, Active: active, Shadow: other,
 		})
-		if len(r.Last) > s.o.Keep {
-			r.Last = r.Last[len(r.Last)-s.o.Keep:]
+		if len(r.Last) > s.o.keep {
+			r.Last = r.Last[len(r.Last)-s.o.keep:]
 		}
 	})
 	if len(ds) > 0 && s.log.V(1).Enabled() {
@@ -256,28 +227,28 @@ func (s *Shadow) handle(ctx context.Context, x *resmgr.Exchange) {
 	}
 }
 
-// FailureWindow is how many requests MaxFailures failures must fall within
+// FailureWindow is how many requests WithMaxFailures failures must fall within
 // to drop a shadow: one that fails on every container, with pod events in
 // between that it answers, is dropped; one that traps once in a while is
 // rebuilt each time.
 const FailureWindow = 100
 
 // failed handles a shadow call's runtime failure: the instance is rebuilt
-// from the active journal before the next request, or, the MaxFailures-th
+// from the active journal before the next request, or, the maxFailures-th
 // failure within FailureWindow requests, the shadow is dropped.
 func (s *Shadow) failed(x *resmgr.Exchange, kind string, err error) {
-	s.o.Metrics.ShadowFailed(kind)
+	s.o.metrics.ShadowFailed(kind)
 	s.count(func(r *Report) { r.Failures++ })
 	s.failedAt = append(s.failedAt, x.Seq)
-	if len(s.failedAt) > s.o.MaxFailures {
+	if len(s.failedAt) > s.o.maxFailures {
 		s.failedAt = s.failedAt[1:]
 	}
-	if len(s.failedAt) == s.o.MaxFailures && x.Seq-s.failedAt[0] < FailureWindow {
-		s.drop(fmt.Errorf("%d shadow calls failed within %d requests, the last %s: %w", s.o.MaxFailures, FailureWindow, x.Method.Short(), err))
+	if len(s.failedAt) == s.o.maxFailures && x.Seq-s.failedAt[0] < FailureWindow {
+		s.drop(fmt.Errorf("%d shadow calls failed within %d requests, the last %s: %w", s.o.maxFailures, FailureWindow, x.Method.Short(), err))
 		return
 	}
 	s.log.Error(err, "shadow policy call failed; rebuilding it from the active journal (the active policy is unaffected)",
-		"method", x.Method.Short(), "failures", len(s.failedAt), "maxFailures", s.o.MaxFailures)
+		"method", x.Method.Short(), "failures", len(s.failedAt), "maxFailures", s.o.maxFailures)
 	s.rebuild(metrics.ResyncFailure)
 }
 
@@ -285,7 +256,7 @@ func (s *Shadow) failed(x *resmgr.Exchange, kind string, err error) {
 func (s *Shadow) drop(err error) {
 	s.stopped.Store(true)
 	s.log.Error(err, "shadow policy dropped; the active policy is unaffected (restart the agent to shadow again)")
-	s.o.Metrics.ShadowRunning(false)
+	s.o.metrics.ShadowRunning(false)
 	s.count(func(r *Report) { r.State, r.Reason = StateDropped, err.Error() })
 	s.closePolicy()
 }

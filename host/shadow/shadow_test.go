@@ -15,10 +15,10 @@ import (
 // another node alike); the divergence is counted per method, kept with both answers and
 // served as JSON. The active answers are the ones without a shadow.
 func TestShadowDiverges(t *testing.T) {
-	alone := newRig(t, reserveOne, nil, "", nil)
+	alone := newRig(t, reserveOne, nil, "")
 	want := []string{alone.create(t, "c0", 500), alone.create(t, "c1", 2000), alone.create(t, "c2", 0)}
 
-	r := newRig(t, reserveOne, &nativePolicy{}, reserveTwo, nil)
+	r := newRig(t, reserveOne, &nativePolicy{}, reserveTwo)
 	if got := []string{r.create(t, "c0", 500), r.create(t, "c1", 2000), r.create(t, "c2", 0)}; !slices.Equal(got, want) {
 		t.Fatalf("with a shadow the active policy answered cpus %q, alone %q", got, want)
 	}

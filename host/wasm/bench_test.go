@@ -76,7 +76,8 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkLoad measures Load of the conformance module — the 9 MB Go build and
 // the 0.3 MB Rust build — from a warm compilation cache (instrumentation, cache
 // verification, compilation from the cache, instantiation, _initialize and the
-// handshake) and cold.
+// handshake), from an empty cache and a compiled-code seed (the seed's checks
+// and copy on top), and cold.
 func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
 	for _, m := range []struct {
@@ -92,6 +93,22 @@ func BenchmarkLoad(b *testing.B) {
 			p.Close(ctx)
 			for b.Loop() {
 				p, err := wasm.Load(ctx, "conformance", m.module, wasm.WithCacheDir(dir))
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Close(ctx)
+			}
+		})
+		b.Run("seed/"+m.name, func(b *testing.B) {
+			seed := b.TempDir()
+			if err := wasm.Precompile(ctx, seed, map[string][]byte{"conformance": m.module}); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				b.StopTimer()
+				dir := b.TempDir()
+				b.StartTimer()
+				p, err := wasm.Load(ctx, "conformance", m.module, wasm.WithCacheDir(dir), wasm.WithSeedDir(seed))
 				if err != nil {
 					b.Fatal(err)
 				}

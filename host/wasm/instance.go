@@ -40,6 +40,10 @@ type instance struct {
 	fired     atomic.Bool // the timer ran: the current call is past its deadline
 	// broken is set by a failure after which the instance must not be used.
 	broken bool
+	// idle is the optional nriwasm_idle export, nil if absent; idled: it
+	// ran since the last call.
+	idle  api.Function
+	idled bool
 }
 
 // instantiate creates an instance, runs _initialize, and checks the ABI version.
@@ -67,6 +71,7 @@ func instantiate(ctx context.Context, name string, c *compiled, o *options, logg
 		mem:    mod.ExportedMemory(abi.ExportMemory),
 		call:   mod.ExportedFunction(abi.ExportCall),
 		reqBuf: mod.ExportedFunction(abi.ExportRequestBuffer),
+		idle:   mod.ExportedFunction(abi.ExportIdle),
 		stack:  make([]uint64, 2),
 		out:    out,
 	}
@@ -142,6 +147,7 @@ func (in *instance) do(ctx context.Context, method abi.Method, req abi.Message) 
 		return nil, err
 	}
 	in.stack[0], in.stack[1] = uint64(method), uint64(n)
+	in.idled = false
 	in.opts.logs.begin()
 	defer in.opts.logs.end(in.logger, method)
 	err := in.invoke(ctx, in.call, timeout)

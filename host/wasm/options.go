@@ -21,6 +21,9 @@ const (
 	// _initialize, ABI handshake); a Go guest's runtime start takes a few
 	// milliseconds.
 	DefaultStartTimeout = 5 * time.Second
+	// DefaultIdleDelay is how long a policy must have had no call before
+	// the host runs its idle work.
+	DefaultIdleDelay = time.Millisecond
 	// DefaultOutputLimit is how much of a call's stdout and stderr is kept.
 	DefaultOutputLimit = 64 << 10
 )
@@ -71,13 +74,14 @@ type Option func(*options) error
 
 type options struct {
 	cacheDir      string
-	seedDir       string
+	seedDirs      []string
 	memoryLimit   uint64
 	callTimeout   time.Duration
 	startLimit    time.Duration
 	responseLimit int
 	outputLimit   int
 	interrupt     Interrupt
+	idleDelay     time.Duration
 	logger        logr.Logger
 	restore       RestoreFunc
 	// resealing skips the check of sealed metadata against Info (Seal).
@@ -94,6 +98,7 @@ func defaultOptions() options {
 		responseLimit: DefaultResponseLimit,
 		outputLimit:   DefaultOutputLimit,
 		interrupt:     InterruptInstrumented,
+		idleDelay:     DefaultIdleDelay,
 		logs:          newLogLimiter(),
 		logger:        logr.FromSlogHandler(slog.Default().Handler()),
 	}
@@ -116,10 +121,10 @@ func WithCacheDir(dir string) Option {
 // features and deadline instrumentation, and every file's sha256, so Load
 // does not compile. Any mismatch or corruption is logged with its reason and
 // the module is compiled as without a seed; a dir without a manifest is
-// ignored. Default: none.
+// ignored. Given more than once, the seeds are tried in order. Default: none.
 func WithSeedDir(dir string) Option {
 	return func(o *options) error {
-		o.seedDir = dir
+		o.seedDirs = append(o.seedDirs, dir)
 		return nil
 	}
 }
@@ -193,6 +198,19 @@ func WithInterrupt(i Interrupt) Option {
 			return fmt.Errorf("interrupt mode %d: unknown", int(i))
 		}
 		o.interrupt = i
+		return nil
+	}
+}
+
+// WithIdleDelay sets how long after its last call a policy that exports
+// nriwasm_idle gets its idle work done (Policy.Idle); 0 leaves it to explicit
+// Policy.Idle calls. Default DefaultIdleDelay (1 ms).
+func WithIdleDelay(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("idle delay %v: must not be negative", d)
+		}
+		o.idleDelay = d
 		return nil
 	}
 }

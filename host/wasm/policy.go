@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -30,6 +31,8 @@ type Policy struct {
 	inst     *instance
 	closed   bool
 	rebuilds atomic.Uint64
+	// idleTimer runs the idle work WithIdleDelay after the last call (idle.go).
+	idleTimer *time.Timer
 }
 
 var _ abi.Transport = (*Policy)(nil)
@@ -114,6 +117,7 @@ func (p *Policy) Call(ctx context.Context, method abi.Method, req abi.Message) (
 		p.inst.close(ctx)
 		p.inst = nil
 	}
+	p.armIdle()
 	return resp, err
 }
 
@@ -186,6 +190,9 @@ func (p *Policy) Close(ctx context.Context) error {
 		return nil
 	}
 	p.closed = true
+	if p.idleTimer != nil {
+		p.idleTimer.Stop()
+	}
 	if p.inst != nil {
 		p.inst.close(ctx)
 		p.inst = nil

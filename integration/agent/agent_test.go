@@ -4,12 +4,15 @@ package agent_test
 
 import (
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/integration/agent"
 	"github.com/nriwasm/nriwasm/integration/containerd"
 )
 
@@ -268,6 +271,26 @@ func TestAgentStartupFigures(t *testing.T) {
 	t.Logf("FIGURE agent start-to-ready, warm compilation cache: %v (median %v)", warm, median(warm))
 	t.Logf("FIGURE agent RSS after a warm start: %.1f MiB (median %.1f)", rss, median(rss))
 	t.Logf("the last start's log, for where the time goes:\n%s", e.a.StartLog())
+}
+
+// TestAgentSeededStartFigures starts the agent on a node that never ran
+// topology-aware (an empty state directory) with the built-in policies'
+// compiled-code seed the image carries (nriwasm policy precompile): it must
+// copy the code from the seed, not compile, and reports start to ready and
+// RSS (docs/performance.md, "Footprint").
+func TestAgentSeededStartFigures(t *testing.T) {
+	seed := filepath.Join(t.TempDir(), "seed")
+	if out, err := exec.Command(binary, "policy", "precompile", "--out", seed).CombinedOutput(); err != nil {
+		t.Fatalf("nriwasm policy precompile: %v\n%s", err, out)
+	}
+	e := newEnv(t, "", func(o *agent.Options) {
+		o.Config = "policy:\n  name: topology-aware\n  seedDir: " + seed + "\nlog:\n  verbosity: 1\n"
+	})
+	t.Logf("FIGURE agent start-to-ready, empty cache, compiled-code seed: %v", e.a.ReadyAfter)
+	logRSS(t, e.a, "after a seeded start")
+	if log := e.a.StartLog(); !strings.Contains(log, "source=seed") {
+		t.Fatalf("the policy's code did not come from the seed; the start's log:\n%s", log)
+	}
 }
 
 func median[T int64 | float64 | time.Duration](xs []T) T {

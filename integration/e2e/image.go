@@ -35,20 +35,33 @@ func BuildAgent(dir string) (string, error) {
 	return bin, nil
 }
 
+// SeedDir is where the agent's image carries the built-in policies' compiled
+// code (nriwasm policy precompile; policy.seedDir's default).
+const SeedDir = "usr/lib/nriwasm/seed"
+
 // BuildAgentImage writes the agent's image as a docker-save tarball at out,
-// named ref: the Dockerfile's layout (/usr/bin/nriwasm, user 0:0,
-// entrypoint /usr/bin/nriwasm, command run) on an empty base instead of
-// distroless/static — the static binary needs nothing else, and no registry
-// is reachable here to pull the base from.
+// named ref: the Dockerfile's layout (/usr/bin/nriwasm, the built-in
+// policies' compiled-code seed in /usr/lib/nriwasm/seed written by the binary
+// itself, user 0:0, entrypoint /usr/bin/nriwasm, command run) on an empty
+// base instead of distroless/static — the static binary needs nothing else,
+// and no registry is reachable here to pull the base from.
 func BuildAgentImage(binary, ref, out string) error {
 	data, err := os.ReadFile(binary)
 	if err != nil {
 		return fmt.Errorf("agent image: %w", err)
 	}
+	seed, err := os.MkdirTemp("", "nriwasm-seed-")
+	if err != nil {
+		return fmt.Errorf("agent image: %w", err)
+	}
+	defer os.RemoveAll(seed)
+	if msg, err := exec.Command(binary, "policy", "precompile", "--out", seed).CombinedOutput(); err != nil {
+		return fmt.Errorf("agent image: nriwasm policy precompile: %w\n%s", err, msg)
+	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	mtime := time.Unix(0, 0)
-	for _, d := range []string{"usr/", "usr/bin/", "tmp/"} {
+	for _, d := range []string{"usr/", "usr/bin/", "usr/lib/", "usr/lib/nriwasm/", "tmp/"} {
 		mode := int64(0o755)
 		if d == "tmp/" {
 			mode = 0o1777
@@ -62,6 +75,33 @@ func BuildAgentImage(binary, ref, out string) error {
 	}
 	if _, err := tw.Write(data); err != nil {
 		return fmt.Errorf("agent image layer: %w", err)
+	}
+	// The seed is read-only in the image (files 0444): the agent copies from
+	// it into its writable cache in the state directory.
+	err = filepath.WalkDir(seed, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(seed, path)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(filepath.Join(SeedDir, rel))
+		if d.IsDir() {
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o555, ModTime: mtime})
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o444, Size: int64(len(content)), ModTime: mtime}); err != nil {
+			return err
+		}
+		_, err = tw.Write(content)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("agent image layer: seed: %w", err)
 	}
 	if err := tw.Close(); err != nil {
 		return fmt.Errorf("agent image layer: %w", err)

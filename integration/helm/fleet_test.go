@@ -113,7 +113,11 @@ func startFleetNode(t *testing.T, s *kubeapi.Server, ns, sa, node string) *fleet
 	if err != nil {
 		t.Fatalf("node %s: %v", node, err)
 	}
-	a, err := fleet.New(fleet.Options{Client: client, Dynamic: dyn, NodeName: node, Running: fleet.Running(m), Started: sel.Chosen, Apply: fleet.ManagerApplier(m, nil)})
+	opts := []fleet.Option{fleet.WithRunning(fleet.Running(m))}
+	if sel.Chosen != nil {
+		opts = append(opts, fleet.WithStarted(sel.Chosen, nil))
+	}
+	a, err := fleet.New(client, dyn, node, fleet.ManagerApplier(m, nil), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

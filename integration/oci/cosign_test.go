@@ -53,7 +53,7 @@ func TestCosignRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := load(t, oci.Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Enforce, Verifier: v}, signedByCosign)
+	m, err := load(t, []oci.Option{oci.WithRemote(reg.remote()), oci.WithCacheDir(t.TempDir()), oci.WithVerification(signature.Enforce, v)}, signedByCosign)
 	if err != nil || m.KeyHint == "" {
 		t.Fatalf("nriwasm verifying cosign's signature: %+v, %v", m, err)
 	}
@@ -65,7 +65,7 @@ func TestCosignRoundTrip(t *testing.T) {
 	cosign(t, dir, "sign", "--key", "cosign.key", "--tlog-upload=false", "--use-signing-config=false", "--new-bundle-format=false",
 		"--allow-http-registry", "--allow-insecure-registry", "-y", reg.host+"/policies/classic@"+desc.Digest.String())
 	run(t, "crane", "digest", "--insecure", reg.host+"/policies/classic:"+signature.ClassicTag(desc.Digest))
-	m, err = load(t, oci.Options{Remote: reg.remote(), CacheDir: t.TempDir(), Mode: signature.Enforce, Verifier: v}, classic)
+	m, err = load(t, []oci.Option{oci.WithRemote(reg.remote()), oci.WithCacheDir(t.TempDir()), oci.WithVerification(signature.Enforce, v)}, classic)
 	if err != nil || m.KeyHint == "" {
 		t.Fatalf("nriwasm verifying cosign's classic signature: %+v, %v", m, err)
 	}

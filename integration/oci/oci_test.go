@@ -186,9 +186,9 @@ func newSigner(t *testing.T) (*signature.Signer, *signature.Verifier) {
 	return s, v
 }
 
-func load(t *testing.T, o oci.Options, r ref.Reference) (*oci.Module, error) {
+func load(t *testing.T, o []oci.Option, r ref.Reference) (*oci.Module, error) {
 	t.Helper()
-	f, err := oci.NewFetcher(context.Background(), o)
+	f, err := oci.NewFetcher(context.Background(), o...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestNriwasmLoadsWhatOrasPushes(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("oras push: %v\n%s", err, out)
 	}
-	m, err := load(t, oci.Options{Remote: reg.remote(), CacheDir: t.TempDir()}, reg.ref(t, "policies/oras:1.0.0"))
+	m, err := load(t, []oci.Option{oci.WithRemote(reg.remote()), oci.WithCacheDir(t.TempDir())}, reg.ref(t, "policies/oras:1.0.0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestTrustAgainstARealRegistry(t *testing.T) {
 	pinned := reg.ref(t, "policies/pinned:v1")
 	pdesc := pushSigned(t, reg, pinned, s)
 	cache := t.TempDir()
-	o := oci.Options{Remote: reg.remote(), CacheDir: cache, Mode: signature.Enforce, Verifier: v, Timeout: 5 * time.Second}
+	o := []oci.Option{oci.WithRemote(reg.remote()), oci.WithCacheDir(cache), oci.WithVerification(signature.Enforce, v), oci.WithTimeout(5 * time.Second)}
 	for _, r := range []ref.Reference{withdrawn, pinned} {
 		if _, err := load(t, o, r); err != nil {
 			t.Fatal(err)
@@ -301,8 +301,7 @@ func TestTrustAgainstARealRegistry(t *testing.T) {
 	if err := os.WriteFile(blob, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fresh := o
-	fresh.CacheDir = t.TempDir()
+	fresh := append(o[:len(o):len(o)], oci.WithCacheDir(t.TempDir())) // a copy: o keeps its cache
 	if _, err := load(t, fresh, corrupt); !errors.Is(err, oci.ErrIntegrity) || !strings.Contains(err.Error(), layer.String()) {
 		t.Fatalf("load of a corrupted blob = %v, want ErrIntegrity naming %s", err, layer)
 	}

@@ -51,6 +51,31 @@ func (o *allocOpts) restrict(ids []uint32, n int) []uint32 {
 	return ids
 }
 
+// hinted tells whether the hints keep fewer than all nFree free CPUs for a
+// resize of n (see restrict).
+func (o *allocOpts) hinted(free []bool, nFree, n int) bool {
+	freeIn := func(set cpuset.Set) int {
+		c := 0
+		for id := range set.All() {
+			if int(id) < len(free) && free[id] {
+				c++
+			}
+		}
+		return c
+	}
+	for _, p := range o.prefer {
+		if c := freeIn(p); c >= n && c < nFree {
+			return true
+		}
+	}
+	if !o.avoid.IsEmpty() {
+		if c := freeIn(o.avoid); c > 0 && nFree-c >= n {
+			return true
+		}
+	}
+	return false
+}
+
 // countIn counts the ids in set (in true) or out of it (in false).
 func countIn(ids []uint32, set cpuset.Set, in bool) int {
 	c := 0
@@ -115,46 +140,94 @@ type key struct{ hi, lo uint64 }
 
 func (k key) less(o key) bool { return k.hi < o.hi || k.hi == o.hi && k.lo < o.lo }
 
-// inflate picks n of the free CPUs (nFree of them, counted in avail) to
-// add to cur, as nri-plugins' balloons resizes a balloon
-// (cmd/plugins/balloons/policy/cputree.go, ResizeCpus): all the free CPUs
-// if n are left; otherwise the free CPUs the hints keep (restrict), then
-// the node of the CPU tree that holds n of them (cpuTree.choose). A type
-// that spreads on physical cores takes one CPU at a time, each the thread
-// node chosen so; otherwise the CPUs within the node are picked by
-// pickWithin. It fails, taking nothing, when fewer than n CPUs are free.
-func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *counts, n int, o *allocOpts) (cpuset.Set, bool) {
+// inflate picks n of the free CPUs (nFree of them, counted in avail and,
+// per node of the CPU tree, in tf) to add to cur, as nri-plugins' balloons
+// resizes a balloon (cmd/plugins/balloons/policy/cputree.go, ResizeCpus):
+// all the free CPUs if n are left; otherwise the free CPUs the hints keep
+// (restrict), then the node of the CPU tree that holds n of them
+// (cpuTree.choose). A type that spreads on physical cores takes one CPU at
+// a time, each the thread node chosen so; otherwise the CPUs within the
+// node are picked by pickWithin. It fails, taking nothing, when fewer than
+// n CPUs are free.
+func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *counts, tf *treeFree, n int, o *allocOpts) (cpuset.Set, bool) {
 	if n <= 0 {
 		return cpuset.Set{}, true
 	}
 	if nFree < n {
 		return cpuset.Set{}, false
 	}
-	cands := ix.cands[:0]
-	for _, id := range ix.onlineIDs {
-		if free[id] {
-			cands = append(cands, id)
+	if nFree == n {
+		all := make([]uint32, 0, n)
+		for _, id := range ix.onlineIDs {
+			if free[id] {
+				all = append(all, id)
+			}
 		}
+		return cpuset.New(all...), true
 	}
-	defer func() { ix.cands = cands[:0] }()
-	if len(cands) == n {
-		return cpuset.New(cands...), true
+	split := 0
+	if o.spread {
+		split = 1
 	}
-	cands = o.restrict(cands, n)
-	from := ix.tree.choose(ix.from[:0], cands, cur, n, o)
+	sh := ix.tree.shapes[split]
+	counts, isCand := tf[split], free
+	if o.hinted(free, nFree, n) {
+		// Count the candidates the hints keep per node, instead of the free
+		// CPUs the state keeps counted.
+		cands := ix.cands[:0]
+		for _, id := range ix.onlineIDs {
+			if free[id] {
+				cands = append(cands, id)
+			}
+		}
+		cands = o.restrict(cands, n)
+		for _, id := range cands {
+			ix.isCand[id] = true
+			for i, key := range sh.key {
+				sh.scratch[i][key[id]]++
+			}
+		}
+		counts, isCand = sh.scratch, ix.isCand
+		defer func() {
+			for _, id := range cands {
+				ix.isCand[id] = false
+				for i, key := range sh.key {
+					sh.scratch[i][key[id]] = 0
+				}
+			}
+			ix.cands = cands[:0]
+		}()
+	}
+	from := ix.from[:0]
 	defer func() { ix.from = from[:0] }()
+	if depth, k, ok := ix.tree.choose(sh, counts, cur, n, o.balance); ok {
+		from = sh.nodeCPUs(from, depth, k, isCand)
+	} else {
+		from = sh.nodeCPUs(from, 0, -1, isCand)
+	}
 	switch {
 	case len(from) == n:
 		return cpuset.New(from...), true
 	case o.spread:
+		// One at a time: each the thread node chosen for one CPU, counted
+		// taken until the caller takes them all.
 		picked := make([]uint32, 0, n)
 		grown := cur
 		for range n {
-			from = ix.tree.choose(from[:0], cands, grown, 1, o)
-			id := from[0]
+			depth, k, _ := ix.tree.choose(sh, counts, grown, 1, o.balance)
+			id := sh.order[sh.lo[depth][k]]
 			picked = append(picked, id)
 			grown = grown.Union(cpuset.New(id))
-			cands = slices.DeleteFunc(cands, func(c uint32) bool { return c == id })
+			isCand[id] = false
+			for i, key := range sh.key {
+				counts[i][key[id]]--
+			}
+		}
+		for _, id := range picked {
+			isCand[id] = true
+			for i, key := range sh.key {
+				counts[i][key[id]]++
+			}
 		}
 		return cpuset.New(picked...), true
 	}

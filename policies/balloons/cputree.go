@@ -1,6 +1,7 @@
 package balloons
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 
@@ -10,10 +11,10 @@ import (
 )
 
 // The levels of nri-plugins' balloons CPU tree (cmd/plugins/balloons/policy
-// cputree.go, NewCpuTreeFromSystem and SplitLevel), from the root down.
-// tClass is there only in the tree of a type that prefers spreading on
-// physical cores: each NUMA node split into one class per thread sibling
-// index, the levels below holding that class's threads only.
+// cputree.go, NewCpuTreeFromSystem and SplitLevel), from the root's
+// children down. tClass is there only in the tree of a type that prefers
+// spreading on physical cores: each NUMA node split into one branch per
+// thread sibling index, the levels below holding that branch's threads.
 const (
 	tPkg = iota
 	tDie
@@ -25,21 +26,40 @@ const (
 	tLevels
 )
 
-// cpuTree places every online CPU in nri-plugins' CPU tree, so that a
-// resize can pick its tree node the way nri-plugins' resizeCpusMaxLocalSet
-// does (RATIONALE.md, "CPU choice").
+// cpuTree is nri-plugins' CPU tree of the online CPUs, in its two shapes
+// (plain, and split for spreading), so that a resize picks its tree node
+// the way nri-plugins' resizeCpusMaxLocalSet does (RATIONALE.md, "CPU
+// choice").
 type cpuTree struct {
-	// keys[split][id][lvl] is CPU id's node at lvl, an index into the
-	// counts; -1 where the CPU has no node at lvl (no L2 cache; no class
-	// level in the plain tree). split 1 is the spread tree.
-	keys [2][][tLevels]int32
+	shapes [2]*treeShape // plain, split
 	// rank[lvl][id] is the order of the name nri-plugins gives CPU id's
-	// node at lvl, its last tie-break.
+	// node at lvl: its last tie-break.
 	rank [tLevels][]int32
-	// free and cur count, per level and node, the candidate CPUs and the
-	// balloon's CPUs during one choice (zero between choices).
-	free, cur [tLevels][]int32
 }
+
+// treeShape is one shape of the tree. Nodes are numbered depth-first at
+// each level, so a node's CPUs are a range of order and its children a
+// range of the next level's nodes.
+type treeShape struct {
+	// levels are the tree's levels (tPkg … tThread), without tClass in the
+	// plain shape and without tL2 where a CPU has no L2 cache.
+	levels []int
+	// key[i][id] is CPU id's node at levels[i].
+	key [][]int32
+	// order are the CPUs depth-first; node k of levels[i] holds
+	// order[lo[i][k]:lo[i][k+1]].
+	order []uint32
+	lo    [][]int32
+	// scratch counts the candidate CPUs per node when hints restrict them;
+	// cur the balloon's CPUs; both zero between choices.
+	scratch, cur [][]int32
+	// s1, s2 are the choice's lists of surviving nodes.
+	s1, s2 []int32
+}
+
+// treeFree counts the free CPUs per node of both shapes; the state keeps
+// it with its free CPUs.
+type treeFree [2][][]int32
 
 // newCPUTree builds the tree of the online CPUs. Node names follow
 // nri-plugins': package pP, die pPdD, NUMA node pPdDnN, class
@@ -54,56 +74,36 @@ func newCPUTree(ix *topoIndex, kit *topology.Index, t *abi.Topology) *cpuTree {
 	}
 	ids := ix.onlineIDs
 	size := int(kit.MaxID()) + 1
-	tr := &cpuTree{}
-	// sibling index of each thread in its core, threads per core at most
-	sib := make([]int32, size)
-	width := int32(1)
+	sib := make([]int32, size) // each thread's index among its core's
 	for _, threads := range ix.cores {
 		sorted := slices.Clone(threads)
 		slices.Sort(sorted)
 		for i, id := range sorted {
 			sib[id] = int32(i)
 		}
-		width = max(width, int32(len(sorted)))
 	}
-	nodeKeys := map[[2]int32]int32{} // (die, node) → node key
+	hasL2 := true
 	names := [tLevels][]string{}
 	for l := range names {
 		names[l] = make([]string, size)
 	}
-	for s := range tr.keys {
-		tr.keys[s] = make([][tLevels]int32, size)
-	}
 	for _, id := range ids {
 		c, _ := kit.CPU(id)
-		info := ix.cpus[id]
-		nk, ok := nodeKeys[[2]int32{info.die, info.node}]
-		if !ok {
-			nk = int32(len(nodeKeys))
-			nodeKeys[[2]int32{info.die, info.node}] = nk
-		}
-		l2, split := int32(-1), int32(-1)
-		if info.l2 >= 0 {
-			l2, split = info.l2, info.l2*width+sib[id]
-		}
-		tr.keys[0][id] = [tLevels]int32{info.pkg, info.die, nk, -1, l2, info.core, int32(id)}
-		tr.keys[1][id] = [tLevels]int32{info.pkg, info.die, nk, nk*width + sib[id], split, info.core*width + sib[id], int32(id)}
+		hasL2 = hasL2 && ix.cpus[id].l2 >= 0
 		pkg := "p" + strconv.Itoa(int(c.Package))
 		die := pkg + "d" + strconv.Itoa(int(c.Die))
 		node := die + "n" + strconv.Itoa(int(c.Node))
-		core := node + "cpu" + strconv.Itoa(int(c.Core))
 		names[tPkg][id], names[tDie][id], names[tNode][id] = pkg, die, node
 		names[tClass][id] = node + "class" + strconv.Itoa(int(sib[id]))
-		if info.l2 >= 0 {
-			for _, cid := range c.CacheIDs {
-				if sid, ok := l2SysfsID[cid]; ok {
-					names[tL2][id] = node + "$" + strconv.Itoa(int(sid))
-				}
+		for _, cid := range c.CacheIDs {
+			if sid, ok := l2SysfsID[cid]; ok {
+				names[tL2][id] = node + "$" + strconv.Itoa(int(sid))
 			}
 		}
-		names[tCore][id] = core
-		names[tThread][id] = core + "t" + strconv.Itoa(int(id))
+		names[tCore][id] = node + "cpu" + strconv.Itoa(int(c.Core))
+		names[tThread][id] = names[tCore][id] + "t" + strconv.Itoa(int(id))
 	}
+	tr := &cpuTree{}
 	for l := range names {
 		sorted := make([]string, 0, len(ids))
 		for _, id := range ids {
@@ -117,98 +117,227 @@ func newCPUTree(ix *topoIndex, kit *topology.Index, t *abi.Topology) *cpuTree {
 			tr.rank[l][id] = int32(r)
 		}
 	}
-	dims := [tLevels]int{ix.dims.pkg, ix.dims.die, len(nodeKeys), len(nodeKeys) * int(width), max(ix.dims.l2, 1) * int(width), ix.dims.core * int(width), size}
-	for l, d := range dims {
-		tr.free[l], tr.cur[l] = make([]int32, d), make([]int32, d)
+	for split := range tr.shapes {
+		levels := []int{tPkg, tDie, tNode}
+		if split == 1 {
+			levels = append(levels, tClass)
+		}
+		if hasL2 {
+			levels = append(levels, tL2)
+		}
+		levels = append(levels, tCore, tThread)
+		path := func(id uint32, l int) int32 {
+			c := ix.cpus[id]
+			switch l {
+			case tPkg:
+				return c.pkg
+			case tDie:
+				return c.die
+			case tNode:
+				return c.node
+			case tClass:
+				return sib[id]
+			case tL2:
+				return c.l2
+			case tCore:
+				return c.core
+			}
+			return int32(id)
+		}
+		order := slices.Clone(ids)
+		slices.SortFunc(order, func(a, b uint32) int {
+			for _, l := range levels {
+				if d := cmp.Compare(path(a, l), path(b, l)); d != 0 {
+					return d
+				}
+			}
+			return 0
+		})
+		sh := &treeShape{levels: levels, order: order}
+		for i := range levels {
+			key := make([]int32, size)
+			var lo []int32
+			for j, id := range order {
+				// a new node where the path down to this level changes
+				if j == 0 || slices.ContainsFunc(levels[:i+1], func(l int) bool { return path(id, l) != path(order[j-1], l) }) {
+					lo = append(lo, int32(j))
+				}
+				key[id] = int32(len(lo) - 1)
+			}
+			sh.key = append(sh.key, key)
+			sh.lo = append(sh.lo, append(lo, int32(len(order))))
+			sh.scratch = append(sh.scratch, make([]int32, len(lo)))
+			sh.cur = append(sh.cur, make([]int32, len(lo)))
+		}
+		tr.shapes[split] = sh
 	}
 	return tr
 }
 
-// count adds d for each of ids to counts (free or cur) in the split or
-// plain tree.
-func (tr *cpuTree) count(counts *[tLevels][]int32, split int, ids []uint32, d int32) {
-	for _, id := range ids {
-		for l, k := range tr.keys[split][id] {
-			if k >= 0 {
-				counts[l][k] += d
-			}
+// newFree is a count of no free CPU.
+func (tr *cpuTree) newFree() *treeFree {
+	f := &treeFree{}
+	for s, sh := range tr.shapes {
+		for i := range sh.levels {
+			f[s] = append(f[s], make([]int32, len(sh.lo[i])-1))
+		}
+	}
+	return f
+}
+
+// add counts CPU id d more times free.
+func (tr *cpuTree) add(f *treeFree, id uint32, d int32) {
+	for s, sh := range tr.shapes {
+		for i, key := range sh.key {
+			f[s][i][key[id]] += d
 		}
 	}
 }
 
-// choose is the tree node a balloon holding cur grows n CPUs in, among
-// the candidate CPUs cands, as nri-plugins' resizeCpusMaxLocalSet sorts
-// them with sorterAllocate: the deepest node with n candidates; then,
-// level by level from the root, the most of the balloon's CPUs; then,
-// level by level, the most candidates (balance) or the fewest (packing);
-// then the lowest name. It returns that node's candidates, appended to
-// out; all of cands when no package holds n of them (the tree's root).
-func (tr *cpuTree) choose(out, cands []uint32, cur cpuset.Set, n int, o *allocOpts) []uint32 {
-	split := 0
-	if o.spread {
-		split = 1
+// nodeCPUs appends to out the CPUs of node k at sh.levels[i] (k -1: the
+// root, every CPU) that isFree tells are candidates.
+func (sh *treeShape) nodeCPUs(out []uint32, i int, k int32, isFree []bool) []uint32 {
+	ids := sh.order
+	if k >= 0 {
+		ids = ids[sh.lo[i][k]:sh.lo[i][k+1]]
 	}
-	keys := tr.keys[split]
-	tr.count(&tr.free, split, cands, 1)
-	for id := range cur.All() {
-		for l, k := range keys[id] {
-			if k >= 0 {
-				tr.cur[l][k]++
-			}
-		}
-	}
-	better := func(a, b uint32, lvl int) bool {
-		ka, kb := &keys[a], &keys[b]
-		for l := 0; l <= lvl; l++ {
-			if ka[l] < 0 || kb[l] < 0 {
-				continue
-			}
-			if ca, cb := tr.cur[l][ka[l]], tr.cur[l][kb[l]]; ca != cb {
-				return ca > cb
-			}
-		}
-		for l := 0; l <= lvl; l++ {
-			if ka[l] < 0 || kb[l] < 0 {
-				continue
-			}
-			if fa, fb := tr.free[l][ka[l]], tr.free[l][kb[l]]; fa != fb {
-				if o.balance {
-					return fa > fb
-				}
-				return fa < fb
-			}
-		}
-		return tr.rank[lvl][a] < tr.rank[lvl][b]
-	}
-	best, lvl := -1, tThread
-	for ; lvl >= tPkg && best < 0; lvl-- {
-		for _, id := range cands {
-			k := keys[id][lvl]
-			if k < 0 || int(tr.free[lvl][k]) < n {
-				continue
-			}
-			if best < 0 || better(id, uint32(best), lvl) {
-				best = int(id)
-			}
-		}
-	}
-	tr.count(&tr.free, split, cands, -1)
-	for id := range cur.All() {
-		for l, k := range keys[id] {
-			if k >= 0 {
-				tr.cur[l][k] = 0
-			}
-		}
-	}
-	if best < 0 { // the root: no package holds n of them
-		return append(out, cands...)
-	}
-	lvl++
-	k := keys[best][lvl]
-	for _, id := range cands {
-		if keys[id][lvl] == k {
+	for _, id := range ids {
+		if isFree[id] {
 			out = append(out, id)
 		}
 	}
+	return out
+}
+
+// choose is the node a balloon holding cur grows n CPUs in, given free,
+// the candidate CPUs per node, as nri-plugins' resizeCpusMaxLocalSet sorts
+// the tree's nodes with sorterAllocate: the deepest node with n candidates;
+// then, level by level from the top, the most of the balloon's CPUs; then,
+// level by level, the most candidates (balance) or the fewest (packing);
+// then the lowest name. It answers the node's level (an index of levels)
+// and number; ok is false when no package holds n candidates (the tree's
+// root, every candidate). Comparing level by level keeps only the nodes
+// that tie so far, so a choice visits the balloon's branches and the ties,
+// not every CPU.
+func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, balance bool) (int, int32, bool) {
+	last := len(sh.levels) - 1
+	depth := -1
+	if n == 1 {
+		depth = last
+	}
+	for i := last - 1; i >= 0 && depth < 0; i-- {
+		for _, f := range free[i] {
+			if int(f) >= n {
+				depth = i
+				break
+			}
+		}
+	}
+	if depth < 0 {
+		return 0, 0, false
+	}
+	q := qualify{sh: sh, free: free, depth: depth, n: int32(n)}
+	for id := range cur.All() {
+		for i, key := range sh.key {
+			sh.cur[i][key[id]]++
+		}
+	}
+	s := sh.s1[:0]
+	for k := range free[0] {
+		if q.ok(0, int32(k)) {
+			s = append(s, int32(k))
+		}
+	}
+	i := 0
+	for {
+		s = sh.keep(s, sh.cur, i, i, true)
+		if i == depth || sh.cur[i][s[0]] == 0 {
+			break // below, the survivors hold none of the balloon's CPUs
+		}
+		s = sh.children(s, i, &q)
+		i++
+	}
+	for j := 0; j <= i; j++ {
+		s = sh.keep(s, free, j, i, balance)
+	}
+	for i < depth {
+		s = sh.children(s, i, &q)
+		i++
+		s = sh.keep(s, free, i, i, balance)
+	}
+	rank := tr.rank[sh.levels[depth]]
+	best := s[0]
+	for _, k := range s[1:] {
+		if rank[sh.order[sh.lo[depth][k]]] < rank[sh.order[sh.lo[depth][best]]] {
+			best = k
+		}
+	}
+	for id := range cur.All() {
+		for i, key := range sh.key {
+			sh.cur[i][key[id]] = 0
+		}
+	}
+	sh.s1 = s[:0]
+	return depth, best, true
+}
+
+// qualify tells which nodes hold a node at depth with n candidates.
+type qualify struct {
+	sh    *treeShape
+	free  [][]int32
+	depth int
+	n     int32
+}
+
+// ok tells whether node k at level i holds a node at depth with n
+// candidates: the nodes below it at depth are a range of numbers.
+func (q *qualify) ok(i int, k int32) bool {
+	if q.n == 1 || i == q.depth {
+		return q.free[i][k] >= q.n
+	}
+	sh := q.sh
+	first, end := sh.key[q.depth][sh.order[sh.lo[i][k]]], sh.key[q.depth][sh.order[sh.lo[i][k+1]-1]]+1
+	for _, f := range q.free[q.depth][first:end] {
+		if f >= q.n {
+			return true
+		}
+	}
+	return false
+}
+
+// keep filters s, nodes at level i, to those whose node at level j has the
+// most (most) or the fewest counts in counts. Plain loops: in Wasm a call
+// through a function value costs more than the comparison.
+func (sh *treeShape) keep(s []int32, counts [][]int32, j, i int, most bool) []int32 {
+	c, key, order, lo := counts[j], sh.key[j], sh.order, sh.lo[i]
+	best := c[key[order[lo[s[0]]]]]
+	for _, k := range s[1:] {
+		if v := c[key[order[lo[k]]]]; most && v > best || !most && v < best {
+			best = v
+		}
+	}
+	out := s[:0]
+	for _, k := range s {
+		if c[key[order[lo[k]]]] == best {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// children are the qualifying children of the nodes s at level i, in the
+// other of the two survivor lists.
+func (sh *treeShape) children(s []int32, i int, q *qualify) []int32 {
+	out := sh.s2[:0]
+	next := sh.lo[i+1]
+	for _, k := range s {
+		end := sh.lo[i][k+1]
+		for c := sh.key[i+1][sh.order[sh.lo[i][k]]]; c < int32(len(next)-1) && next[c] < end; c++ {
+			if q.ok(i+1, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	sh.s1, sh.s2 = out, s
 	return out
 }

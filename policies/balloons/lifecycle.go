@@ -170,7 +170,10 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 // fresh state; prepared claims stay bound to the instance of the same
 // device (a configuration without it is refused), every container is
 // placed again (in id order) and answers an update where its CPUs or memory
-// nodes changed. On any error the old configuration stays in force.
+// nodes changed. On any error the old configuration stays in force:
+// INVALID_ARGUMENT for a configuration that does not parse or check,
+// FAILED_PRECONDITION for a valid one the running containers and claims keep
+// from applying live (the host may apply it by a swap).
 func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureResponse, error) {
 	cfg, err := ParseConfig(r.GetConfig())
 	if err != nil {
@@ -189,7 +192,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		dev := deviceName(oc.b.t.Name, oc.b.inst)
 		b := st.device(dev)
 		if b == nil {
-			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field("balloonTypes"),
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field("balloonTypes"),
 				"claim %s is bound to DRA device %s, which the new configuration does not publish", uid, dev)
 		}
 		st.bind(oc.spec, b).devices = oc.devices
@@ -200,7 +203,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 			_, err = st.create(pod, spec)
 		}
 		if err != nil {
-			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field(), "container %s no longer fits: %v", id, err)
+			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field(), "container %s no longer fits: %v", id, err)
 		}
 	}
 	st.updates("") // settles every container's CPUs; the diff below answers

@@ -258,7 +258,7 @@ func reservedScenario(t *testing.T, open opener, machine string) {
 		t.Errorf("after Reconfigure: d in %s, k in %s", h.balloonOf("d"), h.balloonOf("k"))
 	}
 	err := h.Reconfigure("balloonTypes:\n- name: all\n  namespaces: [\"*\"]\n  maxCPUs: -1\n")
-	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config")
 	h.Create(ctr("e", 500))
 }
 

@@ -72,16 +72,20 @@ type state struct {
 	free       []bool
 	nFree      int
 	freeCounts *counts
-	freeDelta  cpuset.Set // CPUs that joined or left free since the last reshare
-	ctrs       map[string]*container
-	specs      map[string]podSpec // what each container was created with, encoded
-	claims     map[string]*claim
+	// treeFree counts the free CPUs per node of the CPU tree.
+	treeFree  *treeFree
+	freeDelta cpuset.Set // CPUs that joined or left free since the last reshare
+	ctrs      map[string]*container
+	specs     map[string]podSpec // what each container was created with, encoded
+	claims    map[string]*claim
 	// dirty are the balloons whose containers updates checks next.
 	dirty dirty.List[*balloon]
 	// pods are the containers in balloons, by pod.
 	pods map[string][]*container
 	// changed is updates' scratch list, kept between calls.
 	changed []change
+	// open is chooseBalloon's scratch list, kept between calls.
+	open []openBalloon
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
@@ -108,6 +112,7 @@ func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
 		s.available = set
 	}
 	s.free, s.freeCounts, s.freeDelta = make([]bool, len(ix.cpus)), ix.newCounts(), s.available
+	s.treeFree = ix.tree.newFree()
 	s.give(s.available)
 	if err := s.resolveTypes(); err != nil {
 		return nil, err
@@ -409,7 +414,7 @@ func (s *state) resizeLeaf(b *balloon, milli int64) error {
 	want = max(want, b.t.MinCPUs)
 	switch have := b.cpus.Size(); {
 	case want > have:
-		add, ok := s.ix.inflate(b.cpus, s.free, s.nFree, s.freeCounts, want-have, &b.t.opts)
+		add, ok := s.ix.inflate(b.cpus, s.free, s.nFree, s.freeCounts, s.treeFree, want-have, &b.t.opts)
 		if !ok {
 			return fmt.Errorf("balloon %s needs %d more CPUs, %d are free", b.name(), want-have, s.nFree)
 		}
@@ -427,6 +432,7 @@ func (s *state) resizeLeaf(b *balloon, milli int64) error {
 func (s *state) take(cpus cpuset.Set) {
 	for id := range cpus.All() {
 		s.freeCounts.add(s.ix.cpus[id], -1)
+		s.ix.tree.add(s.treeFree, id, -1)
 		s.free[id] = false
 	}
 	s.nFree -= cpus.Size()
@@ -437,6 +443,7 @@ func (s *state) take(cpus cpuset.Set) {
 func (s *state) give(cpus cpuset.Set) {
 	for id := range cpus.All() {
 		s.freeCounts.add(s.ix.cpus[id], 1)
+		s.ix.tree.add(s.treeFree, id, 1)
 		s.free[id] = true
 	}
 	s.nFree += cpus.Size()

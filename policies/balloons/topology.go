@@ -43,8 +43,10 @@ type topoIndex struct {
 	groups map[Level]map[int32]cpuset.Set
 	// tree is nri-plugins' CPU tree, where a resize picks its CPUs.
 	tree *cpuTree
-	// cands and from are inflate's scratch lists of CPU ids.
+	// cands and from are inflate's scratch lists of CPU ids; isCand marks
+	// the cands (false between calls).
 	cands, from []uint32
+	isCand      []bool
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
@@ -102,6 +104,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 	}
 	ix.scratch = ix.newCounts()
 	ix.tree = newCPUTree(ix, kit, t)
+	ix.isCand = make([]bool, maxID+1)
 	ix.groups = map[Level]map[int32]cpuset.Set{}
 	for _, lvl := range []Level{LevelSystem, LevelPackage, LevelDie, LevelNUMA, LevelL2Cache, LevelCore} {
 		byKey := map[int32][]uint32{}

@@ -7,30 +7,47 @@
 package builtin
 
 import (
-	"embed"
+	_ "embed"
+	"maps"
 	"slices"
-	"strings"
 )
 
 // Default is the policy the agent runs when none is named.
 const Default = "topology-aware"
 
-//go:embed *.wasm
-var modules embed.FS
+var (
+	//go:embed conformance.wasm
+	conformance string
+	//go:embed topology-aware.wasm
+	topologyAware string
+	//go:embed balloons.wasm
+	balloons string
+)
 
-// Module returns the named built-in policy module.
+// modules are the embedded modules by name: strings in the binary's
+// read-only data, paged in from the executable only when read.
+var modules = map[string]*string{
+	"conformance":    &conformance,
+	"topology-aware": &topologyAware,
+	"balloons":       &balloons,
+}
+
+// Module returns a copy of the named built-in policy module. The binary's own
+// pages the copy was read from are then given back to the kernel (on Linux,
+// madvise MADV_PAGEOUT), so that a running agent does not hold a module's
+// bytes twice, on the heap and in its executable's resident pages
+// (docs/performance.md, "Footprint").
 func Module(name string) ([]byte, bool) {
-	data, err := modules.ReadFile(name + ".wasm")
-	return data, err == nil
+	s, ok := modules[name]
+	if !ok {
+		return nil, false
+	}
+	data := []byte(*s)
+	release(*s)
+	return data, true
 }
 
 // Names lists the built-in policies, sorted.
 func Names() []string {
-	entries, _ := modules.ReadDir(".")
-	var names []string
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".wasm"))
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(modules))
 }

@@ -3,6 +3,7 @@ package topologyaware_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -34,7 +35,12 @@ func live4096(b *testing.B, t abi.Transport, n int) *harness {
 // and through the Wasm module, on Sparse4096CPU8Socket (4,080 online CPUs,
 // 16 NUMA nodes) with 2,000 live containers. Each new container is removed
 // again, untimed, so the state stays the same size. It reports the median
-// and the 99th percentile of the per-call times.
+// and the 99th percentile of the per-call times, as wall time and as the CPU
+// time of the calling thread (cpu-: the call's own work, which a loaded
+// machine does not inflate). Through Wasm, "wasm" does the guest's idle work
+// (its garbage collection, policytest.Idle) after each iteration, untimed
+// and reported apart (idle-), as the agent does between decisions;
+// "wasm-busy" never idles, as an agent that gets calls back to back.
 func BenchmarkCreateContainer4096(b *testing.B) { benchCreate(b, []int{2000}) }
 
 // BenchmarkCreateContainer4096Live shows how a decision's cost follows the
@@ -53,30 +59,48 @@ func benchCreate(b *testing.B, lives []int) {
 			{"exclusive", guaranteed("bench", 2000)},
 			{"mixed", guaranteed("bench", 1500)},
 		} {
-			for _, live := range lives {
-				name := tr.Name + "/" + bc.name
-				if len(lives) > 1 {
-					name += fmt.Sprintf("/live=%d", live)
+			for _, mode := range idleModes(tr) {
+				for _, live := range lives {
+					name := tr.Name + mode + "/" + bc.name
+					if len(lives) > 1 {
+						name += fmt.Sprintf("/live=%d", live)
+					}
+					b.Run(name, func(b *testing.B) { benchCreateOne(b, tr.Open(b), live, bc.s, mode) })
 				}
-				b.Run(name, func(b *testing.B) { benchCreateOne(b, tr.Open(b), live, bc.s) })
 			}
 		}
 	}
 }
 
-func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec) {
+// idleModes are the policytest.IdleModes a transport runs in: both through
+// Wasm, the first natively (which has no idle work).
+func idleModes(tr policytest.Transport) []string {
+	if tr.Name == "native" {
+		return policytest.IdleModes[:1]
+	}
+	return policytest.IdleModes
+}
+
+func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec, mode string) {
 	h := live4096(b, t, live)
 	ctx := context.Background()
 	req := s.Request()
 	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
 	times := make(policytest.Latencies, 0, b.N)
+	cpu := make(policytest.Latencies, 0, b.N)
+	var idle policytest.IdleTimes
 	updates := 0
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// The set-up's garbage is collected before the timed calls, as an
+	// agent's after its start; the timed idle work is the calls' own.
+	(&policytest.IdleTimes{}).Idle(b, t, mode)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
+		start, cpu0 := time.Now(), policytest.ThreadCPU(b)
 		resp, err := h.Client.CreateContainer(ctx, req)
-		times = append(times, time.Since(start))
+		times, cpu = append(times, time.Since(start)), append(cpu, policytest.ThreadCPU(b)-cpu0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,9 +112,13 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec) {
 		if _, err := h.Client.RemoveContainer(ctx, rm); err != nil {
 			b.Fatal(err)
 		}
+		idle.Idle(b, t, mode)
 		b.StartTimer()
 	}
 	times.Report(b, "")
+	cpu.Report(b, "cpu-")
+	b.ReportMetric(float64(cpu.Percentile(1).Nanoseconds()), "cpu-max-ns")
+	idle.Report(b)
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
 }
 

@@ -84,7 +84,7 @@ func (s *state) carryClaims(old *state) error {
 				if out := part.Difference(s.res.available); !out.IsEmpty() {
 					field = fieldAvailable
 				}
-				return configError(field, "CPUs %s are allocated to claim %s", part, uid)
+				return liveError(field, "CPUs %s are allocated to claim %s", part, uid)
 			}
 		}
 		c := *o

@@ -141,6 +141,14 @@ func configError(field, format string, args ...any) error {
 	return abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config"+field, format, args...)
 }
 
+// liveError is Reconfigure's refusal of a valid configuration that the
+// running containers keep from applying live (a grant or claim holds CPUs it
+// takes away, a container no longer fits): FAILED_PRECONDITION, naming the
+// field, so the host may apply it by a swap instead.
+func liveError(field, format string, args ...any) error {
+	return abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config"+field, format, args...)
+}
+
 // ParseConfig parses a configuration in YAML or JSON, logging a warning for
 // each nri-plugins field it accepts but ignores. Unknown fields are errors;
 // every error is INVALID_ARGUMENT and names the field

@@ -96,7 +96,7 @@ func TestDRAReconfigure(t *testing.T) {
 		draOn + "availableResources: {cpu: cpuset:0-8}\n": "config.availableResources.cpu",
 	} {
 		_, err := h.Client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte(cfg)})
-		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field)
+		policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field)
 	}
 	resp, err := h.Client.Reconfigure(ctx, &abi.ReconfigureRequest{Config: []byte("reservedResources: {cpu: 2}\n")})
 	if err != nil || resp.WantsDra {

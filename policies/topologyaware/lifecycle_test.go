@@ -74,9 +74,9 @@ func TestReconfigure(t *testing.T) {
 	h.check()
 
 	_, err = reconfigure("reservedResources: {cpu: cpuset:9}")
-	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.reservedResources.cpu")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config.reservedResources.cpu")
 	_, err = reconfigure("availableResources: {cpu: cpuset:2-8}\nreservedResources: {cpu: cpuset:2}")
-	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config.availableResources.cpu")
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config.availableResources.cpu")
 
 	updates, err = reconfigure("reservedResources: {cpu: cpuset:2-3}\nreservedPoolNamespaces: [def*]")
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 // that would take their CPUs away is refused, naming the field), every other
 // container is placed again, in its old pool where it still fits, and
 // answers an update where its CPUs or memory nodes changed. On any error the
-// old configuration stays in force.
+// old configuration stays in force: INVALID_ARGUMENT for a configuration that
+// does not parse or check, FAILED_PRECONDITION for a valid one the running
+// containers keep from applying live (liveError).
 func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureResponse, error) {
 	cfg, err := ParseConfig(r.GetConfig())
 	if err != nil {
@@ -30,10 +32,10 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 			continue
 		}
 		if out := o.cpus.Difference(st.res.available); !out.IsEmpty() {
-			return nil, configError(fieldAvailable, "CPUs %s are exclusively allocated to container %s", out, id)
+			return nil, liveError(fieldAvailable, "CPUs %s are exclusively allocated to container %s", out, id)
 		}
 		if in := o.cpus.Intersection(st.res.reserved); !in.IsEmpty() {
-			return nil, configError(fieldReserved, "CPUs %s are exclusively allocated to container %s", in, id)
+			return nil, liveError(fieldReserved, "CPUs %s are exclusively allocated to container %s", in, id)
 		}
 		c := *o
 		c.pool, c.pinCPU = st.poolHolding(o.cpus, o.mems), cfg.PinCPU
@@ -57,7 +59,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		}
 		c, err := st.placeNear(o.pod, o.spec, o.pool.name)
 		if err != nil {
-			return nil, configError("", "container %s no longer fits: %v", id, err)
+			return nil, liveError("", "container %s no longer fits: %v", id, err)
 		}
 		if !st.cfg.PinMemory {
 			c.mems = o.mems

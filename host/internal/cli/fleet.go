@@ -81,10 +81,11 @@ func startFleet(ctx context.Context, cfg *config.Config, log logr.Logger) *fleet
 // agent returns the fleet agent of a running manager (fleet.ManagerApplier),
 // which calls applied after a configuration applied.
 func (f *fleetClients) agent(m *resmgr.Manager, applied func(), log logr.Logger) (*fleet.Agent, error) {
-	return fleet.New(fleet.Options{
-		Client: f.client, Dynamic: f.dynamic, NodeName: f.node, Running: fleet.Running(m), Started: f.started, StartErr: f.startErr,
-		Logger: log, Apply: fleet.ManagerApplier(m, applied),
-	})
+	opts := []fleet.Option{fleet.WithRunning(fleet.Running(m)), fleet.WithLogger(log)}
+	if f.started != nil {
+		opts = append(opts, fleet.WithStarted(f.started, f.startErr))
+	}
+	return fleet.New(f.client, f.dynamic, f.node, fleet.ManagerApplier(m, applied), opts...)
 }
 
 // fallBack puts the file's policy back into cfg when the start with a

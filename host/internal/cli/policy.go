@@ -16,7 +16,7 @@ func newPolicy() *cobra.Command {
 		Use:   "policy",
 		Short: "Work with policy modules",
 	}
-	cmd.AddCommand(newPolicySeal(), newPolicyInspect(), newPolicyTest(), newPolicyPush(), newPolicyPull(), newPolicyVerify())
+	cmd.AddCommand(newPolicySeal(), newPolicyInspect(), newPolicyTest(), newPolicyPush(), newPolicyPull(), newPolicyVerify(), newPolicyPrecompile())
 	return cmd
 }
 

@@ -175,7 +175,7 @@ func pullModule(cmd *cobra.Command, f ociFlags, reference, cacheDir string) (*oc
 	if err != nil {
 		return nil, err
 	}
-	fetcher, err := oci.NewFetcher(ctx, src.oci)
+	fetcher, err := oci.NewFetcher(ctx, src.oci...)
 	if err != nil {
 		return nil, err
 	}

@@ -63,31 +63,39 @@ func runPolicyTest(cmd *cobra.Command, f policyTestFlags) error {
 		level = slog.LevelWarn
 	}
 	logger := logr.FromSlogHandler(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-	o := abicheck.Options{Wasm: f.wasmOptions(wasm.WithLogger(logger))}
-	if o.Config, o.Topology, err = f.inputs(); err != nil {
+	o := []abicheck.Option{abicheck.WithWasm(f.wasmOptions(wasm.WithLogger(logger))...)}
+	config, topo, err := f.inputs()
+	if err != nil {
 		return err
 	}
+	if len(config) > 0 {
+		o = append(o, abicheck.WithConfig(config))
+	}
 	if f.scenario != "" {
-		if o.Scenario, err = os.ReadFile(f.scenario); err != nil {
+		data, err := os.ReadFile(f.scenario)
+		if err != nil {
 			return fmt.Errorf("read scenario: %w", err)
 		}
+		o = append(o, abicheck.WithScenario(data))
 	}
 	if f.golden != "" {
-		if o.Golden, err = os.ReadFile(f.golden); err != nil {
+		data, err := os.ReadFile(f.golden)
+		if err != nil {
 			return fmt.Errorf("read golden report: %w", err)
 		}
+		o = append(o, abicheck.WithGolden(data))
 	}
 	if f.native != "" {
 		if _, err := nativePolicy(f.native); err != nil {
 			return fmt.Errorf("--native: %w", err)
 		}
-		o.Native = func() (abi.Transport, error) { return nativePolicy(f.native) }
+		o = append(o, abicheck.WithNative(func() (abi.Transport, error) { return nativePolicy(f.native) }))
 	}
 	name, module, err := f.load(ctx, logger)
 	if err != nil {
 		return err
 	}
-	results, err := abicheck.Run(ctx, name, module, o)
+	results, err := abicheck.Run(ctx, name, module, topo, o...)
 	if err != nil {
 		return err
 	}

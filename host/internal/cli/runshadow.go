@@ -36,20 +36,21 @@ func startShadow(cfg *config.Config, topo *abi.Topology, available []uint32, dri
 	if available != nil {
 		limitOpts = append(limitOpts, validate.WithAvailableCPUs(available))
 	}
-	s, err := shadow.New(shadow.Options{
-		Name: sh.Name,
-		Load: func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
-			name, module, err := loadAgentPolicy(ctx, &shadowCfg, slog)
-			if err != nil {
-				return nil, err
-			}
-			return resmgr.WasmLoader(name, module, section, slog)(ctx, restore)
-		},
-		Config: sh.Data, Topology: topo, NodeName: nodeName(), DriverName: driver,
-		Limits: validate.New(topo, limitOpts...), Snapshot: m.Snapshot,
-		Queue: sh.QueueLength, Keep: sh.Keep, MaxFailures: sh.MaxFailures,
-		Logger: log, Metrics: met,
-	})
+	load := func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
+		c, err := agentPolicy(ctx, &shadowCfg, shadowCfg.Policy.Name, slog)
+		if err != nil {
+			return nil, err
+		}
+		return c.Load(ctx, restore)
+	}
+	limits, err := validate.New(topo, limitOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("shadow: %w", err)
+	}
+	s, err := shadow.New(sh.Name, load, topo, limits, m.Snapshot,
+		shadow.WithConfig(sh.Data), shadow.WithNodeName(nodeName()), shadow.WithDriverName(driver),
+		shadow.WithQueue(sh.QueueLength), shadow.WithKeep(sh.Keep), shadow.WithMaxFailures(sh.MaxFailures),
+		shadow.WithLogger(log), shadow.WithMetrics(met))
 	if err != nil {
 		return nil, err
 	}
@@ -82,10 +83,9 @@ func startRecord(cfg *config.Config, name string, topo *abi.Topology, driver str
 	if dir == "" {
 		dir = filepath.Join(cfg.StateDir, "record")
 	}
-	w, err := record.NewWriter(record.Options{
-		Dir: dir, MaxSize: int64(cfg.Record.MaxSize), Snapshot: m.Snapshot, Logger: log,
-		Header: record.Header{NodeName: nodeName(), Policy: name, Config: cfg.Policy.Data, DriverName: driver, Topology: topo},
-	})
+	w, err := record.NewWriter(dir, int64(cfg.Record.MaxSize),
+		record.Header{NodeName: nodeName(), Policy: name, Config: cfg.Policy.Data, DriverName: driver, Topology: topo},
+		m.Snapshot, record.WithLogger(log))
 	if err != nil {
 		return err
 	}

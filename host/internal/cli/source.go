@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/oci"
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
+	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
@@ -43,8 +45,11 @@ func readPolicy(ref string) (name string, module []byte, err error) {
 // policySource resolves every kind of policy reference: a built-in name, a
 // .wasm path, or an OCI reference (pulled through the cache and verified).
 type policySource struct {
-	oci oci.Options
-	log logr.Logger
+	// oci are the fetcher's options; mode is the verification mode they set,
+	// which also decides whether a .wasm file may be loaded.
+	oci  []oci.Option
+	mode signature.Mode
+	log  logr.Logger
 	// oneShot is a command's source (check, simulate, pull): a digest the
 	// registry answered that signature verification refused is an error
 	// even when the cache holds an earlier verified one, which only the
@@ -76,7 +81,7 @@ func (s policySource) loadPolicy(ctx context.Context, reference string) (loadedP
 		if err != nil || !strings.HasSuffix(reference, ".wasm") && !strings.ContainsRune(reference, os.PathSeparator) {
 			return loadedPolicy{name: name, module: module}, err
 		}
-		switch s.oci.Mode {
+		switch s.mode {
 		case signature.Enforce:
 			return loadedPolicy{}, fmt.Errorf("policy %s: a .wasm file carries no signature and verification mode is enforce: push it to a registry and sign it (docs/oci.md)", reference)
 		case signature.Warn:
@@ -88,7 +93,7 @@ func (s policySource) loadPolicy(ctx context.Context, reference string) (loadedP
 	if err != nil {
 		return loadedPolicy{}, err
 	}
-	f, err := oci.NewFetcher(ctx, s.oci)
+	f, err := oci.NewFetcher(ctx, s.oci...)
 	if err != nil {
 		return loadedPolicy{}, err
 	}
@@ -120,23 +125,28 @@ func asked(m *oci.Module) error {
 // configuration, credentials from the environment and the docker config.
 func agentSource(cfg *config.Config, log logr.Logger) (policySource, error) {
 	r := cfg.Registry
-	src := policySource{log: log, oci: oci.Options{
-		Remote:   oci.Remote{PlainHTTP: r.PlainHTTP},
-		CacheDir: r.CacheDir, Mode: signature.Mode(r.Verification), Timeout: time.Duration(r.Timeout), Logger: log,
-	}}
-	if src.oci.Mode != signature.Off {
+	mode := signature.Mode(r.Verification)
+	remote := oci.Remote{PlainHTTP: r.PlainHTTP}
+	var verifier *signature.Verifier
+	if mode != signature.Off {
 		v, err := loadVerifier(r.PublicKeys)
 		if err != nil {
 			return policySource{}, fmt.Errorf("registry.publicKeys: %w", err)
 		}
-		src.oci.Verifier = v
+		verifier = v
 	}
 	if cfg.Policy.IsOCI() {
 		cred, err := oci.Credentials(os.Getenv)
 		if err != nil {
 			return policySource{}, err
 		}
-		src.oci.Credential = cred
+		remote.Credential = cred
+	}
+	src := policySource{log: log, mode: mode, oci: []oci.Option{
+		oci.WithRemote(remote), oci.WithVerification(mode, verifier), oci.WithTimeout(time.Duration(r.Timeout)), oci.WithLogger(log),
+	}}
+	if r.CacheDir != "" {
+		src.oci = append(src.oci, oci.WithCacheDir(r.CacheDir))
 	}
 	return src, nil
 }
@@ -189,10 +199,11 @@ func (f *ociFlags) source(reference, cacheDir string, log logr.Logger) (policySo
 			return policySource{}, fmt.Errorf("--verify off with --key: the keys would be ignored; drop --key, or use --verify warn or enforce")
 		}
 	}
-	src := policySource{log: log, oci: oci.Options{Mode: mode, Logger: log}, oneShot: true}
+	src := policySource{log: log, mode: mode, oneShot: true}
 	if cacheDir != "" {
-		src.oci.CacheDir = filepath.Join(cacheDir, "oci")
+		src.oci = append(src.oci, oci.WithCacheDir(filepath.Join(cacheDir, "oci")))
 	}
+	var verifier *signature.Verifier
 	if mode != signature.Off {
 		if len(f.keys) == 0 {
 			return policySource{}, fmt.Errorf("--verify %s: needs at least one --key", mode)
@@ -201,28 +212,55 @@ func (f *ociFlags) source(reference, cacheDir string, log logr.Logger) (policySo
 		if err != nil {
 			return policySource{}, fmt.Errorf("--key: %w", err)
 		}
-		src.oci.Verifier = v
+		verifier = v
 	}
+	src.oci = append(src.oci, oci.WithVerification(mode, verifier), oci.WithLogger(log))
 	if r, err := ref.Parse(reference); err == nil {
+		var remote oci.Remote
 		if f.plainHTTP {
-			src.oci.PlainHTTP = []string{r.Registry}
+			remote.PlainHTTP = []string{r.Registry}
 		}
 		cred, err := oci.Credentials(os.Getenv)
 		if err != nil {
 			return policySource{}, err
 		}
-		src.oci.Credential = cred
+		remote.Credential = cred
+		src.oci = append(src.oci, oci.WithRemote(remote))
 	}
 	return src, nil
 }
 
-// loadAgentPolicy loads the agent's policy.name with its registry settings.
-func loadAgentPolicy(ctx context.Context, cfg *config.Config, log logr.Logger) (string, []byte, error) {
+// agentPolicy resolves reference (a built-in name, a .wasm path or an OCI
+// reference) with cfg's registry settings into what a manager runs under
+// cfg's policy section: the one path by which the agent loads a policy, at
+// start (startPolicy), for a swap (resolver) and for the shadow
+// (startShadow). Its identity's Reference is cfg's policy.name.
+func agentPolicy(ctx context.Context, cfg *config.Config, reference string, log logr.Logger) (resmgr.Candidate, error) {
 	src, err := agentSource(cfg, log)
 	if err != nil {
-		return "", nil, err
+		return resmgr.Candidate{}, err
 	}
-	return src.load(ctx, cfg.Policy.Name)
+	p, err := src.loadPolicy(ctx, reference)
+	if err != nil {
+		return resmgr.Candidate{}, err
+	}
+	return resmgr.Candidate{
+		Identity:   resmgr.Identity{Reference: cfg.Policy.Name, Name: p.name, Digest: resmgr.ModuleDigest(p.module), Pinned: p.pinned},
+		DriverName: draDriverName(cfg, p.name),
+		Load:       resmgr.WasmLoader(p.name, p.module, &cfg.Policy, log),
+	}, nil
+}
+
+// loadLogged loads the policy --policy names with a logger on the command's
+// stderr at --policy-log's level, which it returns for the policy's own logs.
+func (f *policyFlags) loadLogged(cmd *cobra.Command) (logr.Logger, string, []byte, error) {
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return logr.Logger{}, "", nil, err
+	}
+	logger := logr.FromSlogHandler(handler)
+	name, module, err := f.load(cmd.Context(), logger)
+	return logger, name, module, err
 }
 
 // load loads the policy --policy names.

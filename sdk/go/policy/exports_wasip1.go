@@ -14,6 +14,9 @@ import (
 var (
 	requestBuf  []byte
 	responseBuf []byte
+	// idled is set by nriwasm_idle and cleared by each call: a host that
+	// idles between calls runs the collector there instead.
+	idled bool
 )
 
 //go:wasmexport nriwasm_abi_version
@@ -51,7 +54,13 @@ func exportCall(method, length uint32) uint64 {
 	// an export returns nothing runs until the next call (golang/go#65199),
 	// and without this the collector's background workers never finish a
 	// cycle once one needs them, so the heap grows until the memory cap.
-	runtime.Gosched()
+	// When the host called nriwasm_idle since the previous call, that is
+	// where they ran, and this call answers without them; two calls in a
+	// row without an idle between yield as before.
+	if !idled {
+		runtime.Gosched()
+	}
+	idled = false
 	n := resp.SizeVT()
 	if n > cap(responseBuf) {
 		responseBuf = make([]byte, max(n, 2*cap(responseBuf)))
@@ -64,6 +73,17 @@ func exportCall(method, length uint32) uint64 {
 		return 0
 	}
 	return uint64(uintptr(unsafe.Pointer(&out[0])))<<32 | uint64(n)
+}
+
+// exportIdle gives the runtime's other goroutines the turn a call would
+// otherwise give them before it returns: a collection's background mark
+// worker, the sweeper. A forced collection here (runtime.GC once the heap
+// is half-way to its goal) was measured and rejected: sdk/go/RATIONALE.md.
+//
+//go:wasmexport nriwasm_idle
+func exportIdle() {
+	runtime.Gosched()
+	idled = true
 }
 
 //go:wasmimport nriwasm log

@@ -13,6 +13,13 @@ type Initializer interface {
 }
 
 // Reconfigurer accepts a new configuration at runtime; an error keeps the old one.
+// The error's code tells the host what to do next: ERROR_CODE_INVALID_ARGUMENT
+// (the configuration is wrong, naming the field) is reported as invalid;
+// ERROR_CODE_FAILED_PRECONDITION or ERROR_CODE_RESOURCE_EXHAUSTED (valid, but
+// the running containers or claims keep it from applying in place) lets the
+// host apply it by a swap: a new instance initialized with it and restored
+// from the journal, within policy.swap.maxMoves. A policy without Reconfigure
+// answers ERROR_CODE_UNIMPLEMENTED, which the host treats the same way.
 type Reconfigurer interface {
 	Reconfigure(*abi.ReconfigureRequest) (*abi.ReconfigureResponse, error)
 }

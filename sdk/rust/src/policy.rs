@@ -119,7 +119,13 @@ handlers! {
     /// Receives the configuration, node, topology and restore state once per
     /// instance. The policy must honour the assignments in `request.restore`.
     init(InitRequest) -> InitResponse = Init;
-    /// Replaces the configuration; an Error keeps the old one in force.
+    /// Replaces the configuration; an Error keeps the old one in force. Its code
+    /// tells the host what to do next: `INVALID_ARGUMENT` (the configuration is
+    /// wrong) is reported as invalid; `FAILED_PRECONDITION` or
+    /// `RESOURCE_EXHAUSTED` (valid, but the running containers or claims keep it
+    /// from applying in place) lets the host apply it by a swap, a new instance
+    /// initialized with it and restored from the journal; so does
+    /// `UNIMPLEMENTED`, the answer of a policy without this handler.
     reconfigure(ReconfigureRequest) -> ReconfigureResponse = Reconfigure;
     /// Lists the DRA devices this node offers.
     devices(DevicesRequest) -> DevicesResponse = Devices;

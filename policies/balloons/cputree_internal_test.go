@@ -1,0 +1,95 @@
+package balloons
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
+)
+
+// TestTreeChoice checks inflate's node choice on n4c16 (2 packages × 2
+// NUMA nodes × 2 cores × 2 threads, threads 2k and 2k+1 on one core) against
+// what nri-plugins' sorterAllocate gives on the same tree.
+func TestTreeChoice(t *testing.T) {
+	ix, err := newTopoIndex(policytest.Machine(t, "N4C16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		taken string // CPUs not free, the balloon's included
+		cur   string // the balloon's CPUs
+		n     int
+		o     allocOpts
+		want  string
+	}{
+		{name: "packing takes a whole free core for 2", taken: "0,2,4,6,12", n: 2, want: "14-15"},
+		{name: "packing grows within the balloon's core", taken: "0,2,4,6,14", cur: "14", n: 1, want: "15"},
+		{name: "packing takes the fullest node, then the fullest core", taken: "0-7,9", n: 1, want: "8"},
+		{name: "balancing takes the emptiest package, then node", taken: "0-6,10", n: 1, o: allocOpts{balance: true}, want: "12"},
+		{name: "spreading takes one thread per core", n: 2, o: allocOpts{balance: true, spread: true}, want: "0,2"},
+		{name: "spreading keeps to the balloon's thread class", taken: "0-8,10,12-15", cur: "8,10", n: 1, o: allocOpts{spread: true}, want: "11"},
+		{name: "node names tie-break as strings: cpu10 before cpu8", taken: "0-7,12-15,9", n: 1, o: allocOpts{balance: true}, want: "10"},
+		{name: "a resize no package holds spans the root", n: 9, want: "0-8"},
+		{name: "a preferred set that holds the resize restricts it", n: 2, o: allocOpts{prefer: []cpuset.Set{cpuset.MustParse("8-11")}}, want: "10-11"},
+		{name: "a preferred set too small is dropped whole", taken: "8-10", n: 2, o: allocOpts{prefer: []cpuset.Set{cpuset.MustParse("8-11")}}, want: "12-13"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			free := make([]bool, len(ix.cpus))
+			avail, tf := ix.newCounts(), ix.tree.newFree()
+			taken := cpuset.MustParse(tc.taken)
+			nFree := 0
+			for _, id := range ix.onlineIDs {
+				if !taken.Contains(id) {
+					free[id] = true
+					avail.add(ix.cpus[id], 1)
+					ix.tree.add(tf, id, 1)
+					nFree++
+				}
+			}
+			got, ok := ix.inflate(cpuset.MustParse(tc.cur), free, nFree, avail, tf, tc.n, &tc.o)
+			if !ok || got.String() != tc.want {
+				t.Errorf("inflate(%d) with %s taken, balloon %q = %s, %v; want %s", tc.n, tc.taken, tc.cur, got, ok, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkTreeChoice4096 times one inflate on Sparse4096CPU8Socket (4,080
+// online CPUs) with every third CPU taken, for a balloon of 8 CPUs on one
+// NUMA node growing by 1 and by 2 CPUs, packed, balanced and spread: the
+// choice visits the balloon's branches and the ties, not every CPU.
+func BenchmarkTreeChoice4096(b *testing.B) {
+	ix, err := newTopoIndex(policytest.Machine(b, "Sparse4096CPU8Socket"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	free := make([]bool, len(ix.cpus))
+	avail, tf := ix.newCounts(), ix.tree.newFree()
+	nFree := 0
+	for i, id := range ix.onlineIDs {
+		if i%3 != 0 && i >= 8 {
+			free[id] = true
+			avail.add(ix.cpus[id], 1)
+			ix.tree.add(tf, id, 1)
+			nFree++
+		}
+	}
+	cur := cpuset.New(ix.onlineIDs[:8]...)
+	for _, o := range []struct {
+		name string
+		o    allocOpts
+	}{{"pack", allocOpts{}}, {"balance", allocOpts{balance: true}}, {"spread", allocOpts{balance: true, spread: true}}} {
+		for _, n := range []int{1, 2} {
+			b.Run(o.name+"/"+strconv.Itoa(n), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					if _, ok := ix.inflate(cur, free, nFree, avail, tf, n, &o.o); !ok {
+						b.Fatal("no CPUs")
+					}
+				}
+			})
+		}
+	}
+}
