@@ -17,9 +17,9 @@ import (
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 	"github.com/nriwasm/nriwasm/internal/testkit"
 	"github.com/nriwasm/nriwasm/policies/balloons"
-	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/policies/netdev"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
@@ -31,14 +31,7 @@ import (
 var cacheDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "abicheck-test")
-	if err != nil {
-		panic(err)
-	}
-	cacheDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	builtintest.MainWithCache(m, &cacheDir)
 }
 
 // desktop is an 8-CPU, one-socket machine's topology.
@@ -84,13 +77,7 @@ func faultyModule(t *testing.T) []byte {
 }
 
 func builtinModule(name string) func(*testing.T) []byte {
-	return func(t *testing.T) []byte {
-		m, ok := builtin.Module(name)
-		if !ok {
-			t.Fatalf("policies/builtin lacks %s.wasm: run make policies", name)
-		}
-		return m
-	}
+	return func(t *testing.T) []byte { return builtintest.Module(t, name) }
 }
 
 // TestOurPoliciesPass: the built-in policies, netdev, the Rust conformance

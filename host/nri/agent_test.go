@@ -20,6 +20,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/topology"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
 
@@ -29,14 +30,7 @@ var cacheDir string
 
 func TestMain(m *testing.M) {
 	logrus.SetLevel(logrus.ErrorLevel) // the adaptation logs every event at info
-	dir, err := os.MkdirTemp("", "nriwasm-cache-")
-	if err != nil {
-		panic(err)
-	}
-	cacheDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	builtintest.MainWithCache(m, &cacheDir)
 }
 
 // testLogger logs to stderr when NRIWASM_TEST_LOG is set, else nowhere.

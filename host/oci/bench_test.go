@@ -3,6 +3,8 @@ package oci
 import (
 	"context"
 	"testing"
+
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // BenchmarkLoad measures a load of the 9 MB conformance module whose blobs
@@ -13,7 +15,7 @@ func BenchmarkLoad(b *testing.B) {
 	t := b
 	reg := newRegistry(t)
 	r := reg.ref(t, "policies/conformance:v1")
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	push(t, reg.remote(), r, module)
 	cache := b.TempDir()
 	online := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache))

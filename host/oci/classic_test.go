@@ -17,6 +17,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // signClassic signs the manifest r resolves to as cosign 2.x does by default
@@ -76,7 +77,7 @@ func signClassic(t testing.TB, rem Remote, r ref.Reference, key *ecdsa.PrivateKe
 
 func TestClassicCosignSignature(t *testing.T) {
 	ctx := context.Background()
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	reg := newRegistry(t)
 	owner, stranger := newKey(t), newKey(t)
 	signed := reg.ref(t, "policies/classic:v1")
@@ -86,7 +87,7 @@ func TestClassicCosignSignature(t *testing.T) {
 	push(t, reg.remote(), foreign, module)
 	signClassic(t, reg.remote(), foreign, stranger.priv, "")
 	other := reg.ref(t, "policies/other:v1")
-	push(t, reg.remote(), other, builtinModule(t, "topology-aware"))
+	push(t, reg.remote(), other, builtintest.Module(t, "topology-aware"))
 	elsewhere := reg.ref(t, "policies/elsewhere:v1")
 	push(t, reg.remote(), elsewhere, module)
 	// A valid signature of another digest, under this digest's tag.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // basicAuth lets only user:pass through.
@@ -45,7 +47,7 @@ func TestCredentials(t *testing.T) {
 		return rem
 	}
 	// The docker config file's credentials push and pull.
-	push(t, remote(t, env(nil)), r, builtinModule(t, "conformance"))
+	push(t, remote(t, env(nil)), r, builtintest.Module(t, "conformance"))
 	if _, err := newFetcher(t, WithRemote(remote(t, env(nil)))).Load(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}

@@ -14,12 +14,13 @@ import (
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
 	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // TestPushPullLoadRun pushes a built-in policy to a registry and to an OCI
 // layout, loads it back through the cache, and runs a call on it.
 func TestPushPullLoadRun(t *testing.T) {
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	reg := newRegistry(t)
 	for _, tc := range []struct {
 		name string
@@ -101,7 +102,7 @@ func blobPath(cacheDir string, digest string) string {
 
 func TestTamperedCacheBlobIsRemovedAndPulledAgain(t *testing.T) {
 	ctx := context.Background()
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	reg := newRegistry(t)
 	r := reg.ref(t, "policies/conformance:v1")
 	push(t, reg.remote(), r, module)
@@ -148,7 +149,7 @@ func TestTamperedCacheBlobIsRemovedAndPulledAgain(t *testing.T) {
 
 func TestRegistryDown(t *testing.T) {
 	ctx := context.Background()
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	reg := newRegistry(t)
 	r := reg.ref(t, "policies/conformance:v1")
 	digest := push(t, reg.remote(), r, module)
@@ -183,7 +184,7 @@ func TestRegistryDown(t *testing.T) {
 func TestNotFoundIsNotAFallback(t *testing.T) {
 	reg := newRegistry(t)
 	r := reg.ref(t, "policies/conformance:v1")
-	push(t, reg.remote(), r, builtinModule(t, "conformance"))
+	push(t, reg.remote(), r, builtintest.Module(t, "conformance"))
 	cache := t.TempDir()
 	if _, err := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache)).Load(context.Background(), r); err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestNotFoundIsNotAFallback(t *testing.T) {
 
 func TestSignatureModes(t *testing.T) {
 	ctx := context.Background()
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	reg := newRegistry(t)
 	owner, stranger := newKey(t), newKey(t)
 	unsigned := reg.ref(t, "policies/unsigned:v1")
@@ -274,14 +275,14 @@ func TestEnforceKeepsTheLastVerifiedDigest(t *testing.T) {
 	reg := newRegistry(t)
 	owner := newKey(t)
 	r := reg.ref(t, "policies/p:stable")
-	good := push(t, reg.remote(), r, builtinModule(t, "conformance"))
+	good := push(t, reg.remote(), r, builtintest.Module(t, "conformance"))
 	sign(t, reg.remote(), r, owner.signer(t))
 	var logs logBuffer
 	o := []Option{WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithVerification(signature.Enforce, owner.verifier(t)), WithLogger(logs.logger())}
 	if _, err := newFetcher(t, o...).Load(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	bad := push(t, reg.remote(), r, builtinModule(t, "topology-aware"))
+	bad := push(t, reg.remote(), r, builtintest.Module(t, "topology-aware"))
 	m, err := newFetcher(t, o...).Load(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -304,14 +305,14 @@ func TestMovedTagPrunesTheCache(t *testing.T) {
 	ctx := context.Background()
 	reg := newRegistry(t)
 	stable, pinned := reg.ref(t, "policies/p:stable"), reg.ref(t, "policies/p:1.0")
-	first := push(t, reg.remote(), stable, builtinModule(t, "conformance"))
+	first := push(t, reg.remote(), stable, builtintest.Module(t, "conformance"))
 	cache := t.TempDir()
 	f := newFetcher(t, WithRemote(reg.remote()), WithCacheDir(cache))
 	m1, err := f.Load(ctx, stable)
 	if err != nil {
 		t.Fatal(err)
 	}
-	push(t, reg.remote(), stable, builtinModule(t, "topology-aware"))
+	push(t, reg.remote(), stable, builtintest.Module(t, "topology-aware"))
 	if _, err := f.Load(ctx, stable); err != nil {
 		t.Fatal(err)
 	}
@@ -319,14 +320,14 @@ func TestMovedTagPrunesTheCache(t *testing.T) {
 		t.Fatalf("the old module %s is still cached (%v)", first, err)
 	}
 	// A digest another reference still uses stays.
-	push(t, reg.remote(), pinned, builtinModule(t, "conformance"))
-	push(t, reg.remote(), stable, builtinModule(t, "conformance"))
+	push(t, reg.remote(), pinned, builtintest.Module(t, "conformance"))
+	push(t, reg.remote(), stable, builtintest.Module(t, "conformance"))
 	for _, r := range []ref.Reference{pinned, stable} {
 		if _, err := f.Load(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	push(t, reg.remote(), stable, builtinModule(t, "topology-aware"))
+	push(t, reg.remote(), stable, builtintest.Module(t, "topology-aware"))
 	if _, err := f.Load(ctx, stable); err != nil {
 		t.Fatal(err)
 	}

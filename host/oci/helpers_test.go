@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +22,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
-	"github.com/nriwasm/nriwasm/policies/builtin"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // compileCache is shared by the tests that run a module, so each built-in
@@ -31,14 +30,7 @@ import (
 var compileCache string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nriwasm-oci-test-")
-	if err != nil {
-		panic(err)
-	}
-	compileCache = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	builtintest.MainWithCache(m, &compileCache)
 }
 
 // testRegistry is go-containerregistry's in-process registry over httptest.
@@ -74,15 +66,6 @@ func mustParse(t testing.TB, s string) ref.Reference {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func builtinModule(t testing.TB, name string) []byte {
-	t.Helper()
-	m, ok := builtin.Module(name)
-	if !ok {
-		t.Fatalf("no built-in policy %q", name)
-	}
-	return m
 }
 
 // push pushes a built-in module to r and returns its manifest digest.

@@ -9,13 +9,15 @@ import (
 	"testing"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // TestCorruptIndexIsHealed: with the cache's index.json corrupt, a restarted
 // fetcher sets it aside and pulls again while the registry is up.
 func TestCorruptIndexIsHealed(t *testing.T) {
 	ctx := context.Background()
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	reg := newRegistry(t)
 	r := reg.ref(t, "policies/conformance:v1")
 	push(t, reg.remote(), r, module)

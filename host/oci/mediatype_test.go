@@ -10,6 +10,8 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
+
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // pushManifest pushes module with the given config and layer media types,
@@ -45,7 +47,7 @@ func pushManifest(t *testing.T, rem Remote, tag string, r string, configType, la
 }
 
 func TestMediaTypes(t *testing.T) {
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	reg := newRegistry(t)
 	for _, tc := range []struct {
 		name, config, layer string

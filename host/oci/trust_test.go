@@ -16,6 +16,7 @@ import (
 
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 )
 
 // TestWithdrawnSignatureStaysWithdrawnOffline deletes a loaded module's
@@ -27,7 +28,7 @@ func TestWithdrawnSignatureStaysWithdrawnOffline(t *testing.T) {
 	reg := newRegistry(t)
 	owner := newKey(t)
 	r := reg.ref(t, "policies/p:v1")
-	digest := push(t, reg.remote(), r, builtinModule(t, "conformance"))
+	digest := push(t, reg.remote(), r, builtintest.Module(t, "conformance"))
 	sign(t, reg.remote(), r, owner.signer(t))
 	cache := t.TempDir()
 	var logs logBuffer
@@ -110,13 +111,13 @@ func TestCorruptBlobIsAnIntegrityFailure(t *testing.T) {
 	var target atomic.Value
 	reg := newRegistry(t, corruptBlob(&target))
 	r := reg.ref(t, "policies/p:stable")
-	first := push(t, reg.remote(), r, builtinModule(t, "conformance"))
+	first := push(t, reg.remote(), r, builtintest.Module(t, "conformance"))
 	var logs logBuffer
 	o := []Option{WithRemote(reg.remote()), WithCacheDir(t.TempDir()), WithLogger(logs.logger())}
 	if _, err := newFetcher(t, o...).Load(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	next := builtinModule(t, "topology-aware")
+	next := builtintest.Module(t, "topology-aware")
 	push(t, reg.remote(), r, next)
 	layer := content.NewDescriptorFromBytes(LayerMediaType, next).Digest.String()
 	target.Store(layer)
@@ -137,7 +138,7 @@ func TestCorruptBlobIsAnIntegrityFailure(t *testing.T) {
 func TestDigestPinnedReferenceOffline(t *testing.T) {
 	ctx := context.Background()
 	reg := newRegistry(t)
-	module := builtinModule(t, "conformance")
+	module := builtintest.Module(t, "conformance")
 	r := reg.ref(t, "policies/p:v1")
 	push(t, reg.remote(), r, module)
 	owner := newKey(t)

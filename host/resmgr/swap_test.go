@@ -19,6 +19,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
@@ -30,14 +31,7 @@ import (
 var cacheDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nriwasm-resmgr-cache-")
-	if err != nil {
-		panic(err)
-	}
-	cacheDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	builtintest.MainWithCache(m, &cacheDir)
 }
 
 // testLog logs to t at verbosity 1.

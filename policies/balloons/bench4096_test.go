@@ -1,7 +1,3 @@
-//go:build !wasip1
-
-// (Not for wasip1: it reads the thread CPU clock through x/sys/unix, which has no wasip1 port.)
-
 package balloons_test
 
 import (

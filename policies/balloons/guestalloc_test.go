@@ -1,7 +1,3 @@
-//go:build !wasip1
-
-// (Not for wasip1: it plays the containers of bench4096_test.go, which is not.)
-
 package balloons_test
 
 import (

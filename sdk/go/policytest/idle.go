@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
@@ -61,15 +59,4 @@ func (it *IdleTimes) Report(b *testing.B) {
 		l.l.Report(b, l.prefix)
 		b.ReportMetric(float64(l.l.Percentile(1).Nanoseconds()), l.prefix+"max-ns")
 	}
-}
-
-// ThreadCPU is the CPU time the calling thread has used: around a call
-// made with the goroutine locked to its thread (runtime.LockOSThread), the
-// call's own work, which a loaded machine does not inflate.
-func ThreadCPU(tb testing.TB) time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ts.Nano())
 }
