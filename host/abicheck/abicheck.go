@@ -345,7 +345,10 @@ func (c *checker) playTwice(ctx context.Context) (*played, *played, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	runner := scenario.NewRunner(c.topo, c.o.config)
+	runner, err := scenario.NewRunner(c.topo, c.o.config)
+	if err != nil {
+		return nil, nil, err
+	}
 	c.prepare = runner.Init
 	if err := runner.Init(ctx, c.p); err != nil {
 		return nil, nil, fmt.Errorf("the Init after the first run: %w", err)
@@ -357,7 +360,10 @@ func (c *checker) playTwice(ctx context.Context) (*played, *played, error) {
 // play runs the scenario on a fresh instance; with rebuild, the instance is
 // dropped before every call, so each call meets one rebuilt from the journal.
 func (c *checker) play(ctx context.Context, rebuild bool) (*played, error) {
-	runner := scenario.NewRunner(c.topo, c.o.config)
+	runner, err := scenario.NewRunner(c.topo, c.o.config)
+	if err != nil {
+		return nil, err
+	}
 	c.fresh(ctx)
 	if err := runner.Init(ctx, c.p); err != nil {
 		return nil, err
@@ -454,7 +460,10 @@ func (c *checker) native(ctx context.Context, first *played) error {
 	if err != nil {
 		return fmt.Errorf("native build: %w", err)
 	}
-	runner := scenario.NewRunner(c.topo, c.o.config)
+	runner, err := scenario.NewRunner(c.topo, c.o.config)
+	if err != nil {
+		return err
+	}
 	if err := runner.Init(ctx, t); err != nil {
 		return fmt.Errorf("native build: %w", err)
 	}

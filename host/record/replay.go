@@ -16,11 +16,13 @@ type Start func(ctx context.Context, h *Header) (abi.Transport, func(), error)
 
 // Result is what a replay found.
 type Result struct {
-	// Replayed counts the requests sent; Starts the instances initialized
-	// from a header's snapshot (one, plus one after each gap).
-	Replayed, Starts int
+	// Replayed counts the requests sent.
+	Replayed int `json:"replayed"`
+	// Starts counts the instances initialized from a header's snapshot
+	// (one, plus one after each gap).
+	Starts int `json:"starts"`
 	// Differences are the requests answered differently, in order.
-	Differences []Divergence
+	Differences []Divergence `json:"differences"`
 }
 
 // Divergence is one request the replayed policy answers differently from
@@ -54,7 +56,11 @@ func Replay(ctx context.Context, files []*File, start Start) (*Result, error) {
 				return res, fmt.Errorf("start the policy from %s (after request %d): %w", f.Path, f.Header.Seq, err)
 			}
 			res.Starts++
-			session = compare.NewSession(validate.New(f.Header.Topology), f.Header.Restore.GetContainers())
+			limits, err := validate.New(f.Header.Topology)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", f.Path, err)
+			}
+			session = compare.NewSession(limits, f.Header.Restore.GetContainers())
 			last = f.Header.Seq
 		}
 		for _, x := range f.Exchanges {

@@ -12,9 +12,9 @@ import (
 
 // WasmLoader loads module (named name in logs) with host/wasm, as the policy
 // section of cfg says: compilation cache in policy.cacheDir (seeded from
-// policy.seedDir), memory cap
-// policy.memoryLimit, deadline policy.callTimeout.
-func WasmLoader(name string, module []byte, cfg *config.Policy, log logr.Logger) LoadFunc {
+// policy.seedDir), memory cap policy.memoryLimit, deadline
+// policy.callTimeout; the extra options come last (another seed, say).
+func WasmLoader(name string, module []byte, cfg *config.Policy, log logr.Logger, extra ...wasm.Option) LoadFunc {
 	return func(ctx context.Context, restore wasm.RestoreFunc) (Policy, error) {
 		opts := []wasm.Option{
 			wasm.WithRestore(restore),
@@ -28,6 +28,6 @@ func WasmLoader(name string, module []byte, cfg *config.Policy, log logr.Logger)
 		if cfg.SeedDir != "" {
 			opts = append(opts, wasm.WithSeedDir(cfg.SeedDir))
 		}
-		return wasm.Load(ctx, name, module, opts...)
+		return wasm.Load(ctx, name, module, append(opts, extra...)...)
 	}
 }

@@ -138,10 +138,13 @@ func New(ctx context.Context, cfg *config.Config, topo *abi.Topology, load LoadF
 	if o.availableCPUs != nil {
 		limitOpts = append(limitOpts, validate.WithAvailableCPUs(o.availableCPUs))
 	}
+	limits, err := validate.New(topo, limitOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("resource manager: %w", err)
+	}
 	m := &Manager{
 		log: log, metrics: o.metrics, topo: topo, node: o.nodeName, driver: o.driverName,
-		limits: validate.New(topo, limitOpts...),
-		cfg:    cfg, identity: o.identity, resolve: o.resolve,
+		limits: limits, cfg: cfg, identity: o.identity, resolve: o.resolve,
 	}
 	ck := state.NewCheckpoint(cfg.StateDir)
 	j, err := ck.Load()

@@ -135,7 +135,11 @@ func newRig(tb testing.TB, activeConfig string, sp *nativePolicy, shadowConfig s
 	r := &rig{m: m, met: met, topo: topo}
 	if sp != nil {
 		opts := append([]shadow.Option{shadow.WithConfig([]byte(shadowConfig)), shadow.WithNodeName("node-1"), shadow.WithMetrics(met)}, extra...)
-		if r.shadow, err = shadow.New("topology-aware-next", sp.load, topo, validate.New(topo), m.Snapshot, opts...); err != nil {
+		limits, err := validate.New(topo)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if r.shadow, err = shadow.New("topology-aware-next", sp.load, topo, limits, m.Snapshot, opts...); err != nil {
 			tb.Fatal(err)
 		}
 		m.AddObserver(r.shadow)

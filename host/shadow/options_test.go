@@ -13,7 +13,10 @@ import (
 // error, naming it and its limit, instead of a default kept silently.
 func TestOptionsRefuseBadValues(t *testing.T) {
 	topo := &abi.Topology{Cpus: []*abi.CPU{{Id: 0}}}
-	limits := validate.New(topo)
+	limits, err := validate.New(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
 	load := (&nativePolicy{}).load
 	snap := func() (*abi.RestoreState, uint64) { return &abi.RestoreState{}, 0 }
 	for _, tc := range []struct {

@@ -30,7 +30,11 @@ func TestCheck(t *testing.T) {
 		c.Assignment = a
 		j.containers[c.GetId()] = c
 	}
-	err := j.Check(validate.New(topo))
+	limits, err := validate.New(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = j.Check(limits)
 	for _, want := range []string{`"ctr-0001": assignment dropped: adjustment.cpuset_cpus`, `"ctr-0002": assignment dropped: adjustment.cpuset_mems`, `"ctr-0003": assignment dropped: adjustment.memory_policy.mode`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Check error = %v, want it to contain %q", err, want)

@@ -21,7 +21,7 @@ func FuzzAdjustment(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	limits := validate.New(node())
+	limits := mustLimits(f, node())
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		a := &abi.ContainerAdjustment{}
 		if err := a.UnmarshalVT(raw); err != nil {

@@ -43,7 +43,7 @@ func TestPools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := validate.New(node(), tt.opts...).Pools(&abi.PoolsResponse{Pools: tt.pools})
+			err := mustLimits(t, node(), tt.opts...).Pools(&abi.PoolsResponse{Pools: tt.pools})
 			if tt.wantField == "" {
 				if err != nil {
 					t.Fatalf("Pools: %v", err)

@@ -10,13 +10,15 @@
 // `nriwasm simulate` (host/internal/scenario) share these checks, so a
 // simulation refuses exactly what the agent would.
 //
-//	l := validate.New(topo)
+//	l, err := validate.New(topo, validate.WithAvailableCPUs(cpus))
+//	...
 //	if err := l.Adjustment(resp.GetAdjustment()); err != nil {
 //		// log err (an *validate.Error), apply nothing
 //	}
 package validate
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -46,27 +48,41 @@ type Limits struct {
 	online   []uint32 // every online CPU, sorted
 }
 
-// Option adjusts New.
-type Option func(*Limits)
+// Option configures New; a bad value is New's error, naming the option (the
+// host's one options style: host/RATIONALE.md).
+type Option func(*options) error
+
+type options struct {
+	available []uint32 // nil: every online CPU
+}
 
 // WithAvailableCPUs restricts cpusets to the online CPUs that are also in
 // available (for instance the agent's own cgroup cpuset). Default: every
-// online CPU is available.
+// online CPU is available. available must name at least one online CPU.
 func WithAvailableCPUs(available []uint32) Option {
-	return func(l *Limits) {
-		avail := sortedCopy(available)
-		l.cpus = slices.DeleteFunc(l.cpus, func(id uint32) bool {
-			_, found := slices.BinarySearch(avail, id)
-			return !found
-		})
-		l.cpusWhat = "online and available CPUs"
+	return func(o *options) error {
+		if len(available) == 0 {
+			return errors.New("validate: available CPUs: empty: must name at least one CPU")
+		}
+		o.available = sortedCopy(available)
+		return nil
 	}
 }
 
 // New returns the limits of a node with topology t: cpusets within its online
 // CPUs, memory nodes among its NUMA nodes with memory. When no node reports
 // its memory (a kernel without NUMA reports none), every node is allowed.
-func New(t *abi.Topology, opts ...Option) *Limits {
+// t is required.
+func New(t *abi.Topology, opts ...Option) (*Limits, error) {
+	if t == nil {
+		return nil, errors.New("validate: topology: nil")
+	}
+	var o options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
 	l := &Limits{cpusWhat: "online CPUs"}
 	for _, c := range t.GetCpus() {
 		l.cpus = append(l.cpus, c.GetId())
@@ -84,10 +100,18 @@ func New(t *abi.Topology, opts ...Option) *Limits {
 	slices.Sort(l.cpus)
 	slices.Sort(l.nodes)
 	l.online = slices.Clone(l.cpus)
-	for _, o := range opts {
-		o(l)
+	if o.available != nil {
+		l.cpus = slices.DeleteFunc(l.cpus, func(id uint32) bool {
+			_, found := slices.BinarySearch(o.available, id)
+			return !found
+		})
+		if len(l.cpus) == 0 && len(l.online) > 0 {
+			return nil, fmt.Errorf("validate: available CPUs %q: none is among the node's online CPUs %q",
+				cpuset.FormatList(o.available), cpuset.FormatList(l.online))
+		}
+		l.cpusWhat = "online and available CPUs"
 	}
-	return l
+	return l, nil
 }
 
 // CPUs returns the CPUs a cpuset may hold, sorted.

@@ -8,6 +8,7 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/validate"
+	"github.com/nriwasm/nriwasm/internal/testkit"
 )
 
 // node: CPUs 0-7, node 0 (CPUs 0-3) and node 1 (CPUs 4-7) with memory, node 2
@@ -70,7 +71,7 @@ func TestAdjustment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := validate.New(node(), tt.opts...).Adjustment(tt.adj)
+			err := mustLimits(t, node(), tt.opts...).Adjustment(tt.adj)
 			checkField(t, err, tt.wantField)
 		})
 	}
@@ -93,7 +94,7 @@ func TestUpdates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkField(t, validate.New(node()).Updates("updates", tt.us, live), tt.wantField)
+			checkField(t, mustLimits(t, node()).Updates("updates", tt.us, live), tt.wantField)
 		})
 	}
 }
@@ -102,7 +103,7 @@ func TestUpdates(t *testing.T) {
 // node is allowed then.
 func TestNodesWithoutMemoryInfo(t *testing.T) {
 	topo := &abi.Topology{Cpus: []*abi.CPU{{Id: 0}}, NumaNodes: []*abi.NUMANode{{Id: 0}}}
-	checkField(t, validate.New(topo).Mems("m", "0"), "")
+	checkField(t, mustLimits(t, topo).Mems("m", "0"), "")
 }
 
 func TestDRA(t *testing.T) {
@@ -145,5 +146,37 @@ func checkField(t *testing.T, err error, want string) {
 	var ve *validate.Error
 	if !errors.As(err, &ve) || ve.Field != want {
 		t.Fatalf("err = %v, want a refusal of %s", err, want)
+	}
+}
+
+// mustLimits is validate.New, failing tb on an error.
+func mustLimits(tb testing.TB, topo *abi.Topology, opts ...validate.Option) *validate.Limits {
+	tb.Helper()
+	l, err := validate.New(topo, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
+// TestOptionsRefuseBadValues: a missing topology or a bad option value is
+// New's error, naming it and its limit, instead of limits that refuse every
+// cpuset.
+func TestOptionsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		topo *abi.Topology
+		opt  validate.Option
+		want string
+	}{
+		{nil, validate.WithAvailableCPUs([]uint32{0}), "topology: nil"},
+		{node(), validate.WithAvailableCPUs(nil), "available CPUs: empty: must name at least one CPU"},
+		{node(), validate.WithAvailableCPUs([]uint32{}), "available CPUs: empty"},
+		{node(), validate.WithAvailableCPUs([]uint32{64, 65}), `available CPUs "64-65": none is among the node's online CPUs "0-7"`},
+	} {
+		if l, err := validate.New(tc.topo, tc.opt); err == nil || l != nil {
+			t.Errorf("New = %v, %v; want an error with %q", l, err, tc.want)
+		} else {
+			testkit.ErrorContains(t, err, tc.want)
+		}
 	}
 }

@@ -47,15 +47,22 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 			return nil, fmt.Errorf("policy %q: %w", name, err)
 		}
 	}
-	seeded := false
-	if c.cache != nil && o.seedDir != "" && !c.cache.has(code) && seedAvailable(o.seedDir) {
-		switch err := c.cache.installSeed(o.seedDir, code); {
-		case err == nil:
-			seeded = true
-		case errors.Is(err, errNoSeedEntry):
-			o.logger.V(1).Info("no compiled code in the seed for this module; compiling it", "policy", name, "seed", o.seedDir)
-		default:
-			o.logger.Info("not using the compiled-code seed; compiling the policy", "policy", name, "seed", o.seedDir, "reason", err.Error())
+	seeded := ""
+	if c.cache != nil && !c.cache.has(code) {
+		for _, dir := range o.seedDirs {
+			if !seedAvailable(dir) {
+				continue
+			}
+			err := c.cache.installSeed(dir, code)
+			if err == nil {
+				seeded = dir
+				break
+			}
+			if errors.Is(err, errNoSeedEntry) {
+				o.logger.V(1).Info("no compiled code in the seed for this module", "policy", name, "seed", dir)
+			} else {
+				o.logger.Info("not using the compiled-code seed; compiling the policy", "policy", name, "seed", dir, "reason", err.Error())
+			}
 		}
 	}
 	if o.interrupt == InterruptInstrumented {
@@ -91,14 +98,14 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 			o.logger.Info("cannot record compilation cache checksums", "policy", name, "err", err.Error())
 		}
 		switch {
-		case n == 0 && seeded:
+		case n == 0 && seeded != "":
 			c.source = codeSeed
 		case n == 0:
 			c.source = codeCache
-		case seeded:
+		case seeded != "":
 			// Every check passed, yet wazero did not find the code under the
 			// key it computed: keep the new entry, and say so.
-			o.logger.Info("the compiled-code seed's entry was not used by wazero; the policy was compiled", "policy", name, "seed", o.seedDir)
+			o.logger.Info("the compiled-code seed's entry was not used by wazero; the policy was compiled", "policy", name, "seed", seeded)
 		}
 	}
 	o.logger.V(1).Info("policy code ready", "policy", name, "source", c.source.String())

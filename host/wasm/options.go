@@ -74,7 +74,7 @@ type Option func(*options) error
 
 type options struct {
 	cacheDir      string
-	seedDir       string
+	seedDirs      []string
 	memoryLimit   uint64
 	callTimeout   time.Duration
 	startLimit    time.Duration
@@ -121,10 +121,10 @@ func WithCacheDir(dir string) Option {
 // features and deadline instrumentation, and every file's sha256, so Load
 // does not compile. Any mismatch or corruption is logged with its reason and
 // the module is compiled as without a seed; a dir without a manifest is
-// ignored. Default: none.
+// ignored. Given more than once, the seeds are tried in order. Default: none.
 func WithSeedDir(dir string) Option {
 	return func(o *options) error {
-		o.seedDir = dir
+		o.seedDirs = append(o.seedDirs, dir)
 		return nil
 	}
 }

@@ -244,6 +244,38 @@ func (c *cache) installSeed(seedDir string, code []byte) error {
 	return nil
 }
 
+// NeedsCompile reports whether Load, given cacheDir (WithCacheDir) and
+// seedDirs (WithSeedDir), would compile module: neither the cache's manifest
+// nor a seed built for this agent lists it. It reads manifests only, no
+// compiled code, so it is cheap enough to ask before every start; Load still
+// makes every check.
+func NeedsCompile(cacheDir string, module []byte, seedDirs ...string) bool {
+	if data, err := os.ReadFile(filepath.Join(cacheDir, manifestName)); err == nil {
+		var sums map[string]entrySum
+		if json.Unmarshal(data, &sums) == nil {
+			if _, ok := sums[instrumentedRel(module)]; ok {
+				return false
+			}
+		}
+	}
+	want := digest(module)
+	for _, dir := range seedDirs {
+		data, err := os.ReadFile(filepath.Join(dir, SeedManifestName))
+		if err != nil {
+			continue
+		}
+		var m seedManifest
+		if json.Unmarshal(data, &m) != nil || m.Format != seedFormat || m.Wazero != wazeroCacheDir() ||
+			m.CPU != cpuFeatures() || m.Interrupt != interrupt.Version {
+			continue
+		}
+		if slices.ContainsFunc(m.Modules, func(sm seedModule) bool { return sm.SHA256 == want }) {
+			return false
+		}
+	}
+	return true
+}
+
 // readBounded reads the file at path, which must be size bytes long.
 func readBounded(path string, size int64) ([]byte, error) {
 	f, err := os.Open(path)

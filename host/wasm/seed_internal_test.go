@@ -213,3 +213,26 @@ func TestWarmLoadLeavesTheCacheManifest(t *testing.T) {
 	// writeFileAtomic renames a new file over the old: another inode.
 	testkit.Equal(t, os.SameFile(before, after), true)
 }
+
+func TestNeedsCompile(t *testing.T) {
+	code := seedModuleFixture(t)
+	seed, other := t.TempDir(), t.TempDir()
+	if err := Precompile(context.Background(), seed, map[string][]byte{"conformance": code}); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	testkit.Equal(t, NeedsCompile(cache, code), true)
+	testkit.Equal(t, NeedsCompile(cache, code, other), true)
+	testkit.Equal(t, NeedsCompile(cache, code, other, seed), false)
+	// Two seeds: the first without the module, the second with it.
+	testkit.Equal(t, loadSource(t, code, cache, other, logr.Discard()), codeCompiled)
+	testkit.Equal(t, NeedsCompile(cache, code), false)
+	fresh := t.TempDir()
+	ctx := context.Background()
+	p, err := Load(ctx, "conformance", code, WithCacheDir(fresh), WithSeedDir(other), WithSeedDir(seed), WithLogger(logr.Discard()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	testkit.Equal(t, p.compiled.source, codeSeed)
+}

@@ -2,6 +2,7 @@ package builtintest_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -12,7 +13,17 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
-func TestMain(m *testing.M) { builtintest.Main(m) }
+// cacheDir is the test binary's compiled-code cache (MainWithCache).
+var cacheDir string
+
+func TestMain(m *testing.M) { builtintest.MainWithCache(m, &cacheDir) }
+
+// TestMainWithCache: the tests run with a cache directory there.
+func TestMainWithCache(t *testing.T) {
+	if fi, err := os.Stat(cacheDir); err != nil || !fi.IsDir() {
+		t.Errorf("cache %q: %v, want a directory", cacheDir, err)
+	}
+}
 
 var builds = builtintest.Builds("conformance", func() policy.Policy { return &conformance.Policy{} })
 

@@ -226,22 +226,17 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 		depth = last
 	}
 	for i := last - 1; i >= 0 && depth < 0; i-- {
-		if slices.ContainsFunc(free[i], func(f int32) bool { return int(f) >= n }) {
-			depth = i
+		for _, f := range free[i] {
+			if int(f) >= n {
+				depth = i
+				break
+			}
 		}
 	}
 	if depth < 0 {
 		return 0, 0, false
 	}
-	// qualifies tells whether node k at level i holds a node at depth with
-	// n candidates: the nodes below it at depth are a range of numbers.
-	qualifies := func(i int, k int32) bool {
-		if n == 1 || i == depth {
-			return int(free[i][k]) >= n
-		}
-		first, end := sh.key[depth][sh.order[sh.lo[i][k]]], sh.key[depth][sh.order[sh.lo[i][k+1]-1]]+1
-		return slices.ContainsFunc(free[depth][first:end], func(f int32) bool { return int(f) >= n })
-	}
+	q := qualify{sh: sh, free: free, depth: depth, n: int32(n)}
 	for id := range cur.All() {
 		for i, key := range sh.key {
 			sh.cur[i][key[id]]++
@@ -249,54 +244,34 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 	}
 	s := sh.s1[:0]
 	for k := range free[0] {
-		if qualifies(0, int32(k)) {
+		if q.ok(0, int32(k)) {
 			s = append(s, int32(k))
 		}
 	}
-	// keep filters s to the nodes whose value is the best.
-	keep := func(s []int32, value func(int32) int32, most bool) []int32 {
-		best := value(s[0])
-		for _, k := range s[1:] {
-			if v := value(k); most && v > best || !most && v < best {
-				best = v
-			}
-		}
-		return slices.DeleteFunc(s, func(k int32) bool { return value(k) != best })
-	}
-	// children are the qualifying children of the nodes s at level i.
-	children := func(s []int32, i int) []int32 {
-		out := sh.s2[:0]
-		for _, k := range s {
-			for c := sh.key[i+1][sh.order[sh.lo[i][k]]]; c < int32(len(sh.lo[i+1])-1) && sh.lo[i+1][c] < sh.lo[i][k+1]; c++ {
-				if qualifies(i+1, c) {
-					out = append(out, c)
-				}
-			}
-		}
-		sh.s1, sh.s2 = out, s
-		return out
-	}
 	i := 0
 	for {
-		s = keep(s, func(k int32) int32 { return sh.cur[i][k] }, true)
+		s = sh.keep(s, sh.cur, i, i, true)
 		if i == depth || sh.cur[i][s[0]] == 0 {
 			break // below, the survivors hold none of the balloon's CPUs
 		}
-		s = children(s, i)
+		s = sh.children(s, i, &q)
 		i++
 	}
 	for j := 0; j <= i; j++ {
-		s = keep(s, func(k int32) int32 { return free[j][sh.key[j][sh.order[sh.lo[i][k]]]] }, balance)
+		s = sh.keep(s, free, j, i, balance)
 	}
 	for i < depth {
-		s = children(s, i)
+		s = sh.children(s, i, &q)
 		i++
-		s = keep(s, func(k int32) int32 { return free[i][k] }, balance)
+		s = sh.keep(s, free, i, i, balance)
 	}
 	rank := tr.rank[sh.levels[depth]]
-	best := slices.MinFunc(s, func(a, b int32) int {
-		return cmp.Compare(rank[sh.order[sh.lo[depth][a]]], rank[sh.order[sh.lo[depth][b]]])
-	})
+	best := s[0]
+	for _, k := range s[1:] {
+		if rank[sh.order[sh.lo[depth][k]]] < rank[sh.order[sh.lo[depth][best]]] {
+			best = k
+		}
+	}
 	for id := range cur.All() {
 		for i, key := range sh.key {
 			sh.cur[i][key[id]] = 0
@@ -304,4 +279,65 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 	}
 	sh.s1 = s[:0]
 	return depth, best, true
+}
+
+// qualify tells which nodes hold a node at depth with n candidates.
+type qualify struct {
+	sh    *treeShape
+	free  [][]int32
+	depth int
+	n     int32
+}
+
+// ok tells whether node k at level i holds a node at depth with n
+// candidates: the nodes below it at depth are a range of numbers.
+func (q *qualify) ok(i int, k int32) bool {
+	if q.n == 1 || i == q.depth {
+		return q.free[i][k] >= q.n
+	}
+	sh := q.sh
+	first, end := sh.key[q.depth][sh.order[sh.lo[i][k]]], sh.key[q.depth][sh.order[sh.lo[i][k+1]-1]]+1
+	for _, f := range q.free[q.depth][first:end] {
+		if f >= q.n {
+			return true
+		}
+	}
+	return false
+}
+
+// keep filters s, nodes at level i, to those whose node at level j has the
+// most (most) or the fewest counts in counts. Plain loops: in Wasm a call
+// through a function value costs more than the comparison.
+func (sh *treeShape) keep(s []int32, counts [][]int32, j, i int, most bool) []int32 {
+	c, key, order, lo := counts[j], sh.key[j], sh.order, sh.lo[i]
+	best := c[key[order[lo[s[0]]]]]
+	for _, k := range s[1:] {
+		if v := c[key[order[lo[k]]]]; most && v > best || !most && v < best {
+			best = v
+		}
+	}
+	out := s[:0]
+	for _, k := range s {
+		if c[key[order[lo[k]]]] == best {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// children are the qualifying children of the nodes s at level i, in the
+// other of the two survivor lists.
+func (sh *treeShape) children(s []int32, i int, q *qualify) []int32 {
+	out := sh.s2[:0]
+	next := sh.lo[i+1]
+	for _, k := range s {
+		end := sh.lo[i][k+1]
+		for c := sh.key[i+1][sh.order[sh.lo[i][k]]]; c < int32(len(next)-1) && next[c] < end; c++ {
+			if q.ok(i+1, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	sh.s1, sh.s2 = out, s
+	return out
 }

@@ -1,6 +1,7 @@
 package balloons
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
@@ -52,5 +53,43 @@ func TestTreeChoice(t *testing.T) {
 				t.Errorf("inflate(%d) with %s taken, balloon %q = %s, %v; want %s", tc.n, tc.taken, tc.cur, got, ok, tc.want)
 			}
 		})
+	}
+}
+
+// BenchmarkTreeChoice4096 times one inflate on Sparse4096CPU8Socket (4,080
+// online CPUs) with every third CPU taken, for a balloon of 8 CPUs on one
+// NUMA node growing by 1 and by 2 CPUs, packed, balanced and spread: the
+// choice visits the balloon's branches and the ties, not every CPU.
+func BenchmarkTreeChoice4096(b *testing.B) {
+	ix, err := newTopoIndex(policytest.Machine(b, "Sparse4096CPU8Socket"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	free := make([]bool, len(ix.cpus))
+	avail, tf := ix.newCounts(), ix.tree.newFree()
+	nFree := 0
+	for i, id := range ix.onlineIDs {
+		if i%3 != 0 && i >= 8 {
+			free[id] = true
+			avail.add(ix.cpus[id], 1)
+			ix.tree.add(tf, id, 1)
+			nFree++
+		}
+	}
+	cur := cpuset.New(ix.onlineIDs[:8]...)
+	for _, o := range []struct {
+		name string
+		o    allocOpts
+	}{{"pack", allocOpts{}}, {"balance", allocOpts{balance: true}}, {"spread", allocOpts{balance: true, spread: true}}} {
+		for _, n := range []int{1, 2} {
+			b.Run(o.name+"/"+strconv.Itoa(n), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					if _, ok := ix.inflate(cur, free, nFree, avail, tf, n, &o.o); !ok {
+						b.Fatal("no CPUs")
+					}
+				}
+			})
+		}
 	}
 }

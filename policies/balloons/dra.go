@@ -198,17 +198,18 @@ func (c *claim) answer() []*abi.PreparedDevice {
 // still hold is refused (kubelet retries; their removal frees it).
 func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 	s := p.st
-	uid := r.GetClaim().GetUid()
-	c := s.claims[uid]
-	if c == nil {
-		return &abi.ReleaseResponse{}, nil
-	}
+	return claims.Release(r.GetClaim(), s.claims, s.release, func() []*abi.ContainerUpdate { return s.updates("") })
+}
+
+// release frees a claim's instance unless live containers run in it.
+func (s *state) release(c *claim) error {
+	uid := c.uid
 	if n := len(c.b.members); n > 0 {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID, "claim %s is still used by %d containers: %s", uid, n, strings.Join(c.b.memberIDs(), ", "))
+		return abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID, "claim %s is still used by %d containers: %s", uid, n, strings.Join(c.b.memberIDs(), ", "))
 	}
 	c.b.claim = ""
 	delete(s.claims, uid)
-	return &abi.ReleaseResponse{Updates: s.updates("")}, nil
+	return nil
 }
 
 // claimsOf finds the claims a container holds (claims.Finder): by the CDI

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 	"github.com/nriwasm/nriwasm/policies/balloons"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -28,13 +29,16 @@ type harness struct {
 // in Wasm at once (the identity suite).
 type opener = policytest.Opener[*harness]
 
-// newPolicy is the policy's Go build, fresh.
-func newPolicy() policy.Policy { return balloons.New() }
+// builds are the policy's Go build and its built-in .wasm, which the host's
+// runtime runs (builtintest.Builds).
+var builds = builtintest.Builds(balloons.Name, func() policy.Policy { return balloons.New() })
 
-var nativeOpen = policytest.NativeOpener(policytest.Builds{New: newPolicy}, openOn)
+func TestMain(m *testing.M) { builtintest.Main(m) }
+
+var nativeOpen = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})
+	rt, err := policytest.OpenOnMachine(tb, t, machine, config, restore)
 	h := &harness{Runtime: rt}
 	rt.AfterChange = h.check
 	return h, err

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
@@ -34,11 +35,7 @@ func (ps podSpec) decode() (*abi.PodSandbox, *abi.Container, error) {
 // back every balloon and container of restore, then creates the balloons
 // each type keeps at least.
 func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
-	cfg, err := ParseConfig(r.GetConfig())
-	if err != nil {
-		return nil, err
-	}
-	ix, err := newTopoIndex(r.GetTopology())
+	cfg, ix, err := kit.Init(r, ParseConfig, newTopoIndex)
 	if err != nil {
 		return nil, err
 	}

@@ -234,15 +234,13 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 		chain = append(chain, balanced, balancedInflate, newBalloon)
 	}
 	// The type's open balloons with their room now and after inflating,
-	// computed once: the fill methods only compare.
-	type cand struct {
-		b             *balloon
-		room, maxRoom int64
-	}
-	open := make([]cand, 0, len(t.own))
+	// computed once: the fill methods only compare. The list is the
+	// state's, kept between calls: a call allocates nothing for it.
+	open := s.open[:0]
+	defer func() { s.open = open[:0] }()
 	for _, b := range t.own {
 		if b.claim == "" {
-			open = append(open, cand{b, int64(b.cpus.Size())*1000 - b.milli, int64(s.maxCPUs(b))*1000 - b.milli})
+			open = append(open, openBalloon{b, int64(b.cpus.Size())*1000 - b.milli, int64(s.maxCPUs(b))*1000 - b.milli})
 		}
 	}
 	// The balloons of c's pod's other containers (the state keeps them by
@@ -290,6 +288,13 @@ func (s *state) chooseBalloon(t *btype, c *container) (*balloon, error) {
 		lastErr = fmt.Errorf("no %s balloon has room and no new one can be created", t.Name)
 	}
 	return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.cpu_request_milli", "%dm: %v", c.milli, lastErr)
+}
+
+// openBalloon is a balloon chooseBalloon may put a container in, with its
+// room now and after inflating to its maxCPUs, in milli-CPUs.
+type openBalloon struct {
+	b             *balloon
+	room, maxRoom int64
 }
 
 // tryNew creates a balloon of t for c if one may exist and c fits in it.

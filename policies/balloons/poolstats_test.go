@@ -30,7 +30,11 @@ balloonTypes:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := validate.New(h.Topology).Pools(resp); err != nil {
+		limits, err := validate.New(h.Topology)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := limits.Pools(resp); err != nil {
 			t.Fatalf("the host refuses the answer: %v", err)
 		}
 		d := h.dump()

@@ -84,6 +84,8 @@ type state struct {
 	pods map[string][]*container
 	// changed is updates' scratch list, kept between calls.
 	changed []change
+	// open is chooseBalloon's scratch list, kept between calls.
+	open []openBalloon
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {

@@ -22,7 +22,6 @@ const (
 // recognises but does not act on, and what a container gets instead.
 var unimplemented = []struct{ key, why string }{
 	{"cold-start." + containers.AnnotationDomain, "cold start (PMEM) is not implemented"},
-	{"prefer-cpu-priority." + containers.AnnotationDomain, "CPU priorities are not read"},
 	{"pick-resources-by-hints." + containers.AnnotationDomain, "memory is not picked by topology hints"},
 	{"scheduling-class." + containers.AnnotationDomain, "scheduling classes are not applied"},
 	{"cpu-class." + containers.AnnotationDomain, "CPU classes are not applied"},

@@ -53,13 +53,13 @@ func TestHelmChartConfigStarts(t *testing.T) {
 // TestRefusedFieldsInOneError: every field whose value cannot be honoured
 // is named in the one error Init answers.
 func TestRefusedFieldsInOneError(t *testing.T) {
-	config := "schedulingClasses: [{name: x}]\ndefaultCPUPriority: high\ncpuClasses: [{name: slow}]\nreservedResources: {cpu: 1, memory: 1G}\nunlimitedBurstable: l2cache\n"
+	config := "schedulingClasses: [{name: x}]\nsharedPoolCPUClass: turbo\ncpuClasses: [{name: slow}]\nreservedResources: {cpu: 1, memory: 1G}\nunlimitedBurstable: l2cache\n"
 	_, err := tryHarness(t, "Desktop1Socket", config, nil)
 	pe, ok := errors.AsType[*abi.PolicyError](err)
 	if !ok || pe.Code != abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT || pe.Field != "config.cpuClasses" {
 		t.Fatalf("Init = %v, want INVALID_ARGUMENT at config.cpuClasses", err)
 	}
-	for _, f := range []string{"config.schedulingClasses:", "config.defaultCPUPriority:", "config.reservedResources.memory:", "config.unlimitedBurstable:", "and 4 more"} {
+	for _, f := range []string{"config.schedulingClasses:", "config.sharedPoolCPUClass:", "config.reservedResources.memory:", "config.unlimitedBurstable:", "and 4 more"} {
 		if !strings.Contains(pe.Message, f) {
 			t.Errorf("error %q does not name %s", pe.Message, f)
 		}

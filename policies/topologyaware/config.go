@@ -44,6 +44,10 @@ type Config struct {
 	// an affinity of weight 10 to the containers of its namespace, as
 	// nri-plugins' colocateNamespaces. Default false.
 	ColocateNamespaces bool
+	// DefaultCPUPriority is defaultCPUPriority: the CPU priority (high,
+	// normal, low, none) a container prefers when not annotated with
+	// prefer-cpu-priority. Default none, as nri-plugins' CRD.
+	DefaultCPUPriority cpuPrio
 	// DRA is dra.enabled (ours, not nri-plugins'): publish one DRA device
 	// per NUMA node and allocate CPU claims. Default false.
 	DRA bool
@@ -57,6 +61,7 @@ func DefaultConfig() Config {
 		PinCPU:             true,
 		PinMemory:          true,
 		UnlimitedBurstable: "package",
+		DefaultCPUPriority: prioNone,
 	}
 }
 
@@ -74,6 +79,7 @@ type document struct {
 	UnlimitedBurstable     *levelName   `json:"unlimitedBurstable"`
 	ColocatePods           *bool        `json:"colocatePods"`
 	ColocateNamespaces     *bool        `json:"colocateNamespaces"`
+	DefaultCPUPriority     *prioDoc     `json:"defaultCPUPriority"`
 	DRA                    draDoc       `json:"dra"`
 }
 
@@ -104,7 +110,6 @@ func (document) RestrictedFields() map[string]policyconfig.Restriction {
 		return policyconfig.Restriction{Accept: accept, Why: why}
 	}
 	return map[string]policyconfig.Restriction{
-		"defaultCPUPriority":         none("CPU priorities (core kinds, cpufreq) are not read from sysfs", "none", ""),
 		"cpuClasses":                 none("CPU classes (frequency and uncore limits) are not applied", []any{}),
 		"sharedPoolCPUClass":         none("CPU classes are not applied", ""),
 		"reservedPoolCPUClass":       none("CPU classes are not applied", ""),
@@ -184,6 +189,9 @@ func ParseConfig(raw []byte) (Config, error) {
 		if b.in != nil {
 			*b.out = *b.in
 		}
+	}
+	if doc.DefaultCPUPriority != nil {
+		cfg.DefaultCPUPriority = cpuPrio(*doc.DefaultCPUPriority)
 	}
 	if doc.UnlimitedBurstable != nil {
 		cfg.UnlimitedBurstable = string(*doc.UnlimitedBurstable)

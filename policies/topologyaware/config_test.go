@@ -54,7 +54,8 @@ func TestBadConfig(t *testing.T) {
 	}{
 		{"unknown field", "Desktop1Socket", "reservedResource:\n  cpu: 1\n", "config.reservedResource"},
 		{"unknown nested field", "Desktop1Socket", "reservedResources:\n  cpus: 1\n", "config.reservedResources.cpus"},
-		{"unsupported nri-plugins field", "Desktop1Socket", "defaultCPUPriority: high\n", "config.defaultCPUPriority"},
+		{"unsupported nri-plugins field", "Desktop1Socket", "sharedPoolCPUClass: turbo\n", "config.sharedPoolCPUClass"},
+		{"cpu priority", "Desktop1Socket", "defaultCPUPriority: urgent\n", "config.defaultCPUPriority"},
 		{"memory reservation", "Desktop1Socket", "reservedResources:\n  memory: 1G\n", "config.reservedResources.memory"},
 		{"malformed cpuset", "Desktop1Socket", "reservedResources:\n  cpu: cpuset:0-x\n", "config.reservedResources.cpu"},
 		{"reversed cpuset", "Desktop1Socket", "availableResources:\n  cpu: cpuset:7-3\n", "config.availableResources.cpu"},

@@ -151,17 +151,18 @@ func (s *state) deviceNames() string {
 // frees it).
 func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
 	s := p.st
-	uid := r.GetClaim().GetUid()
-	c := s.claims[uid]
-	if c == nil {
-		return &abi.ReleaseResponse{}, nil
-	}
+	return claims.Release(r.GetClaim(), s.claims, s.release, func() []*abi.ContainerUpdate { return s.updates("") })
+}
+
+// release gives a claim's CPUs back unless live containers hold it.
+func (s *state) release(c *claim) error {
+	uid := c.uid
 	if holders := s.holders(uid); len(holders) > 0 {
-		return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID,
+		return abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, fieldClaimUID,
 			"claim %s is still used by containers %v", uid, holders)
 	}
 	s.dropClaim(c)
-	return &abi.ReleaseResponse{Updates: s.updates("")}, nil
+	return nil
 }
 
 // cpuCapacity is n whole CPUs, claimed one or more at a time: a range with

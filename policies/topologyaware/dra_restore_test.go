@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"

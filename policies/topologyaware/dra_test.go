@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/validate"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"

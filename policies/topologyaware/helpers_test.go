@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/internal/builtintest"
 	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -32,13 +33,22 @@ func newHarness(tb testing.TB, machine, config string) *harness {
 // natively and in Wasm at once (the identity suite).
 type opener = policytest.Opener[*harness]
 
-// newPolicy is the policy's Go build, fresh.
-func newPolicy() policy.Policy { return topologyaware.New() }
+// builds are the policy's Go build and its built-in .wasm, which the host's
+// runtime runs (builtintest.Builds).
+var builds = builtintest.Builds(topologyaware.Name, func() policy.Policy { return topologyaware.New() })
 
-var tryHarness = policytest.NativeOpener(policytest.Builds{New: newPolicy}, openOn)
+func TestMain(m *testing.M) { builtintest.Main(m) }
+
+var tryHarness = policytest.NativeOpener(builds, openOn)
 
 func openOn(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*harness, error) {
-	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: policytest.Machine(tb, machine), Restore: restore})
+	var topo *abi.Topology
+	if derive, ok := derivedMachines[machine]; ok {
+		topo = derive(tb)
+	} else {
+		topo = policytest.Machine(tb, machine)
+	}
+	rt, err := policytest.Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: topo, Restore: restore})
 	rt.SortedUpdates = true
 	return &harness{rt}, err
 }

@@ -2,6 +2,7 @@ package topologyaware
 
 import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
@@ -9,11 +10,7 @@ import (
 // Init implements policy.Initializer: it parses the configuration, builds the
 // pool tree from the topology and re-adopts every container of restore.
 func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
-	cfg, err := ParseConfig(r.GetConfig())
-	if err != nil {
-		return nil, err
-	}
-	ix, err := newTopoIndex(r.GetTopology())
+	cfg, ix, err := kit.Init(r, ParseConfig, newTopoIndex)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package topologyaware
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -186,6 +187,54 @@ func (s *state) memsFor(p *pool, kinds memKinds) string {
 		return mems.String()
 	}
 	return p.memsText
+}
+
+// memBytes is the memory (MemTotal) of nodes.
+func (ix *topoIndex) memBytes(nodes cpuset.Set) uint64 {
+	var b uint64
+	for n := range nodes.All() {
+		b += ix.Node(n).GetMemoryBytes()
+	}
+	return b
+}
+
+// poolMemBytes is the memory of p's nodes of kinds: what nri-plugins calls
+// the capacity of the pool's memory zone (poolZoneCapacity).
+func (s *state) poolMemBytes(p *pool, kinds memKinds) uint64 {
+	if kinds == s.ix.defaultKinds() {
+		return p.memBytes
+	}
+	if mems := s.ix.ofKinds(p.mems, kinds); !mems.IsEmpty() {
+		return s.ix.memBytes(mems)
+	}
+	return s.ix.memBytes(p.mems)
+}
+
+// withMemLimit is nri-plugins' "memory offer burstability" (compareScores):
+// for a container whose memory limit differs from what is allocated for it
+// (its request, else its limit: a Burstable container), a pool whose memory
+// of the container's kinds holds the limit comes first; without a limit,
+// the pool with more memory. Memory is allocated by the request, so such
+// containers do not crowd a node out of memory: the limit only picks a pool
+// wide enough to burst into, and its memory nodes with it.
+func (s *state) withMemLimit(spec *abi.Container, kinds memKinds, next order) order {
+	r := spec.GetResources()
+	limit := max(r.GetMemoryLimitBytes(), 0)
+	if amount := max(r.GetMemoryRequestBytes(), 0); amount == limit || amount == 0 && limit != 0 {
+		return next
+	}
+	lim := uint64(limit)
+	return func(a, b *pool, free []int64) int {
+		ca, cb := s.poolMemBytes(a, kinds), s.poolMemBytes(b, kinds)
+		if lim != 0 {
+			if fa, fb := ca >= lim, cb >= lim; fa != fb {
+				return first(fa)
+			}
+		} else if ca != cb {
+			return cmp.Compare(cb, ca)
+		}
+		return next(a, b, free)
+	}
 }
 
 // withMemKinds puts the pools that have memory of every kind asked for

@@ -63,6 +63,19 @@ func (b *budget) take(cpus []uint32) bool {
 // are already split before a whole core is broken. It reports false when n
 // CPUs cannot be had within the budget.
 func (ix *topoIndex) pick(cands cpuset.Set, n int, b *budget) (cpuset.Set, bool) {
+	return ix.pickPrio(cands, n, b, prioNone)
+}
+
+// anyPrio is one pass of pickPrio over CPUs of every priority.
+var anyPrio = []cpuPrio{prioNone}
+
+// pickPrio is pick for a container preferring CPU priority prefer, as
+// nri-plugins' CPU allocator: whole cores with more CPUs of the preferred
+// class (then of each class below it, then with fewer above it) come first
+// (takeIdleCores), and the remainder takes CPUs of the preferred class, then
+// of those below it, then of those above it, each class in pick's order
+// (takeIdleThreads). On a machine of one class it is pick.
+func (ix *topoIndex) pickPrio(cands cpuset.Set, n int, b *budget, prefer cpuPrio) (cpuset.Set, bool) {
 	if n <= 0 {
 		return cpuset.Set{}, n == 0
 	}
@@ -70,6 +83,15 @@ func (ix *topoIndex) pick(cands cpuset.Set, n int, b *budget) (cpuset.Set, bool)
 		return cpuset.Set{}, false
 	}
 	cores := ix.freeCores(cands)
+	ranks := anyPrio
+	if prefer != prioNone && ix.prio.varied {
+		ranks = prioRanks(prefer)
+		// A core's class counts are its threads', free or not, as
+		// nri-plugins counts its idle cores.
+		slices.SortStableFunc(cores, func(x, y *freeCore) int {
+			return cmpCounts(ix.prio.core[x.core], ix.prio.core[y.core], prefer)
+		})
+	}
 	var picked []uint32
 	used := make([]bool, len(cores))
 	for i, c := range cores {
@@ -91,18 +113,20 @@ func (ix *topoIndex) pick(cands cpuset.Set, n int, b *budget) (cpuset.Set, bool)
 	for _, c := range cores {
 		most = max(most, len(c.free))
 	}
-	for _, whole := range []bool{false, true} {
-		for size := 1; size <= most; size++ {
-			for i, c := range cores {
-				if used[i] || c.whole() != whole || len(c.free) != size {
-					continue
-				}
-				for _, cpu := range c.free {
-					if len(picked) == n {
-						return cpuset.New(picked...), true
+	for _, rank := range ranks {
+		for _, whole := range []bool{false, true} {
+			for size := 1; size <= most; size++ {
+				for i, c := range cores {
+					if used[i] || c.whole() != whole || len(c.free) != size {
+						continue
 					}
-					if b.take([]uint32{cpu}) {
-						picked = append(picked, cpu)
+					for _, cpu := range c.free {
+						if len(picked) == n {
+							return cpuset.New(picked...), true
+						}
+						if (rank == prioNone || ix.prio.of[cpu] == rank) && b.take([]uint32{cpu}) {
+							picked = append(picked, cpu)
+						}
 					}
 				}
 			}

@@ -39,10 +39,15 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 	// those with the memory kinds it asks for.
 	// Topology hints come right after affinity (nri-plugins' compareScores).
 	hints := s.hintsOf(pod, spec)
-	byAffinity := func(next order) order { return s.withHints(hints, s.withMemKinds(kinds, next)) }
+	// Then memory limits (nri-plugins: the memory offer).
+	byAffinity := func(next order) order {
+		return s.withHints(hints, s.withMemLimit(spec, kinds, s.withMemKinds(kinds, next)))
+	}
 	if byPool, some := s.poolAffinities(affs, c.id); some {
 		scores := s.affinityScores(byPool)
-		byAffinity = func(next order) order { return withAffinity(scores, s.withHints(hints, s.withMemKinds(kinds, next))) }
+		byAffinity = func(next order) order {
+			return withAffinity(scores, s.withHints(hints, s.withMemLimit(spec, kinds, s.withMemKinds(kinds, next))))
+		}
 	}
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
@@ -76,7 +81,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		fits := func(p *pool) bool { return p.free() >= req.milli }
 		if h := s.named(hint); h != nil && fits(h) {
 			c.pool = h
-		} else if c.pool = s.choose(fits, byAffinity(s.sharedOrder(pod, spec))); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
+		} else if c.pool = s.choose(fits, byAffinity(s.sharedOrder(pod, spec, s.withPrio(req, byCount)))); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
 			// No shared CPU is left anywhere: a container that requests
 			// no CPU still starts, unpinned until shared CPUs come back,
 			// as nri-plugins leaves a grant with an empty cpuset
@@ -96,14 +101,14 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		fits := func(iso bool) func(p *pool) bool {
 			return func(p *pool) bool {
 				var ok bool
-				cpus, c.isolated, ok = s.pickExclusive(p, req.cores, iso, extra)
+				cpus, c.isolated, ok = s.pickExclusive(p, req.cores, iso, extra, req.prio)
 				return ok
 			}
 		}
 		// Try the isolated CPUs only when enough are free anywhere: a
 		// try that fails walks every pool (153 on the 4,096-CPU fixture).
 		if req.isolate && s.res.isolated.Difference(s.exclusive).Size() >= req.cores {
-			c.pool = s.choose(fits(true), byAffinity(byCapacity))
+			c.pool = s.choose(fits(true), byAffinity(s.withPrio(req, byCapacity)))
 		}
 		if c.pool == nil && req.requireIsolated {
 			// nri-plugins: resources.go verifyStrictCPUPreferences.
@@ -111,7 +116,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 				"%s: %d isolated CPUs required, at most %d free in any pool", keyRequireIsolated, req.cores, s.maxFreeIsolated())
 		}
 		if c.pool == nil {
-			c.pool = s.choose(fits(false), byAffinity(byCapacity))
+			c.pool = s.choose(fits(false), byAffinity(s.withPrio(req, byCapacity)))
 		}
 		if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
@@ -196,13 +201,14 @@ func byCount(a, b *pool, free []int64) int {
 	return byCapacity(a, b, free)
 }
 
-// sharedOrder is the order of pools for a shared container: byCount; for a
+// sharedOrder is the order of pools for a shared container: byCount (the
+// given order, byCount itself or byCount by CPU priority); for a
 // Burstable container with a CPU limit, the pools with free capacity for the
 // limit first; for one without a CPU limit, the pools at the
 // unlimitedBurstable level (or that of the unlimited-burstable annotation) first (most free capacity, then lowest id), then
 // those below it, then those above, by id (nri-plugins: pools.go
 // compareScores, "CPU burstability").
-func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container) order {
+func (s *state) sharedOrder(pod *abi.PodSandbox, spec *abi.Container, byCount order) order {
 	if qosOf(pod, spec) != abi.QOSClass_QOS_CLASS_BURSTABLE {
 		return byCount
 	}
@@ -285,19 +291,20 @@ func (s *state) choose(fits func(*pool) bool, cmpPools order) *pool {
 // pickExclusive picks n exclusive CPUs in p: from its free isolated CPUs when
 // iso, else sliced off its shared CPUs without leaving any pool with less
 // shared capacity than its containers were granted, and extra milli-CPU of
-// shared capacity to spare in p (a mixed grant's fraction).
-func (s *state) pickExclusive(p *pool, n int, iso bool, extra int64) (cpuset.Set, bool, bool) {
+// shared capacity to spare in p (a mixed grant's fraction), by CPU priority
+// prio.
+func (s *state) pickExclusive(p *pool, n int, iso bool, extra int64, prio cpuPrio) (cpuset.Set, bool, bool) {
 	if iso {
 		if p.free() < extra {
 			return cpuset.Set{}, true, false
 		}
-		set, ok := s.ix.pick(p.isolated.Difference(s.exclusive), n, nil)
+		set, ok := s.ix.pickPrio(p.isolated.Difference(s.exclusive), n, nil, prio)
 		return set, true, ok
 	}
 	if p.free() < 1000*int64(n)+extra {
 		return cpuset.Set{}, false, false
 	}
-	set, ok := s.ix.pick(s.sliceable(p), n, s.budgetBelow(p))
+	set, ok := s.ix.pickPrio(s.sliceable(p), n, s.budgetBelow(p), prio)
 	return set, false, ok
 }
 

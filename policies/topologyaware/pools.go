@@ -39,6 +39,7 @@ type pool struct {
 	nodes    cpuset.Set // the NUMA nodes of those CPUs
 	mems     cpuset.Set // the memory nodes of its CPUs' nodes, every kind
 	memsText string     // those of the default kinds: what its containers get unless annotated
+	memBytes uint64     // the memory of those nodes (MemTotal)
 	sharable cpuset.Set // cpus − reserved − isolated: what shared containers may use
 	isolated cpuset.Set // cpus ∩ isolated: for exclusive grants only
 
@@ -117,9 +118,9 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 		// What a container gets by default: memDefault's kinds, the whole
 		// set where the pool has none of them.
 		if def := ix.ofKinds(p.mems, ix.defaultKinds()); !def.IsEmpty() {
-			p.memsText = def.String()
+			p.memsText, p.memBytes = def.String(), ix.memBytes(def)
 		} else {
-			p.memsText = p.mems.String()
+			p.memsText, p.memBytes = p.mems.String(), ix.memBytes(p.mems)
 		}
 		p.isolated = p.cpus.Intersection(r.isolated)
 		p.sharable = p.cpus.Difference(r.reserved).Difference(r.isolated)

@@ -45,6 +45,11 @@ type request struct {
 	// CPUs the container is refused rather than given others.
 	requireIsolated bool
 	pinMems         bool // answer cpuset_mems
+	// prio is the CPU priority its exclusive CPUs are picked by, and its
+	// pool chosen by (nri-plugins' cpuAllocationPreferences: the
+	// configured default, or for a Guaranteed container its
+	// prefer-cpu-priority annotation).
+	prio cpuPrio
 }
 
 const kubeSystem = "kube-system"
@@ -69,7 +74,7 @@ const kubeSystem = "kube-system"
 //     configured): then mixed, isolated only when annotated.
 func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 	milli := max(c.GetResources().GetCpuRequestMilli(), 0)
-	r := request{kind: kindShared, milli: max(milli, 1), pinMems: cfg.PinMemory && !preserveAnnotation(pod, c, containers.KeyPreserveMemory)}
+	r := request{kind: kindShared, milli: max(milli, 1), pinMems: cfg.PinMemory && !preserveAnnotation(pod, c, containers.KeyPreserveMemory), prio: cfg.DefaultCPUPriority}
 	if preserveAnnotation(pod, c, containers.KeyPreserveCPU) {
 		r.kind = kindPreserved
 		return r
@@ -79,7 +84,11 @@ func (cfg *Config) classify(pod *abi.PodSandbox, c *abi.Container) request {
 		r.kind = kindReserved
 		return r
 	}
-	if qosOf(pod, c) != abi.QOSClass_QOS_CLASS_GUARANTEED || milli < 1000 {
+	if qosOf(pod, c) != abi.QOSClass_QOS_CLASS_GUARANTEED {
+		return r
+	}
+	r.prio = cfg.cpuPriority(pod, c)
+	if milli < 1000 {
 		return r
 	}
 	shared, sharedSet := boolAnnotation(pod, c, keyPreferSharedCPUs)

@@ -73,7 +73,9 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 		from := r.available.Difference(r.isolated)
 		n := int((a.Milli + 999) / 1000)
 		whole := ix.idlePackages(from, n)
-		set, ok := ix.pick(from.Difference(whole), n-whole.Size(), nil)
+		// Normal-priority CPUs first, as nri-plugins reserves them
+		// (allocateReservedCPUs asks its allocator for normalPrio).
+		set, ok := ix.pickPrio(from.Difference(whole), n-whole.Size(), nil, prioNormal)
 		set = set.Union(whole)
 		if !ok {
 			return r, configError(fieldReserved, "cannot reserve %s: %d CPUs are available and not isolated", a, from.Size())

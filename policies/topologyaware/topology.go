@@ -27,6 +27,7 @@ type topoIndex struct {
 	isolated cpuset.Set
 	coreSlot []int32  // scratch for freeCores: core id → index, -1 between calls
 	kinds    memKinds // the kinds of memory the nodes have
+	prio     priorities
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
@@ -47,6 +48,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 			}
 		}
 	}
+	ix.prio = discoverPriorities(t, ix)
 	for _, n := range ix.NodeIDs() {
 		if ix.HasMemory(n) {
 			ix.kinds |= ix.kindOf(n)

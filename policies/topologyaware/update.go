@@ -94,12 +94,12 @@ func (s *state) resize(old *container, spec *abi.Container, req request) *contai
 		if spare < fraction {
 			return nil
 		}
-		cpus, _ = s.ix.pick(old.cpus, n, nil)
+		cpus, _ = s.ix.pickPrio(old.cpus, n, nil, req.prio)
 	} else {
 		if old.kind == kindMixed {
 			fraction -= old.milli
 		}
-		extra, _, ok := s.pickExclusive(p, n-have, old.isolated, max(fraction, 0))
+		extra, _, ok := s.pickExclusive(p, n-have, old.isolated, max(fraction, 0), req.prio)
 		if !ok {
 			return nil
 		}

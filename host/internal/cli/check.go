@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -45,12 +44,7 @@ func defaultCacheDir() string {
 func runCheck(cmd *cobra.Command, f policyFlags) error {
 	ctx := cmd.Context()
 	out := cmd.OutOrStdout()
-	handler, err := f.logHandler(cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	logger := logr.FromSlogHandler(handler)
-	name, module, err := f.load(ctx, logger)
+	logger, name, module, err := f.loadLogged(cmd)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
@@ -63,5 +67,34 @@ func TestLiveMapNote(t *testing.T) {
 				t.Errorf("title %q, note %q; want the node's title and note %q", m.Title, m.Note, tt.wantNote)
 			}
 		})
+	}
+}
+
+// TestStatusCommand: `nriwasm status` prints the agent's /debug/cpus map,
+// read as JSON (format=json), as text; an agent that is not there is named
+// with the address asked.
+func TestStatusCommand(t *testing.T) {
+	topo, err := topology.Discover(capturedVM(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := &abi.RestoreState{
+		Pods:       []*abi.PodSandbox{{Id: "p", Name: "web", Namespace: "default"}},
+		Containers: []*abi.Container{{Id: "c", PodSandboxId: "p", Name: "nginx", Assignment: &abi.ContainerAdjustment{CpusetCpus: "1"}}},
+	}
+	m := liveMap(topo, journal, nil, resmgr.ErrNoPools)
+	var want bytes.Buffer
+	if err := m.Text(&want, false); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(cpumap.Handler(func(context.Context) (*cpumap.Map, error) { return m, nil }))
+	defer srv.Close()
+	out, errOut, code := run(t, "status", "--address", strings.TrimPrefix(srv.URL, "http://"))
+	if code != 0 || out != want.String() || !strings.Contains(out, "default/web/nginx") {
+		t.Fatalf("exit %d, stderr %q; printed\n%s\nwant\n%s", code, errOut, out, want.String())
+	}
+	addr := freeAddress(t)
+	if _, errOut, code := run(t, "status", "--address", addr); code == 0 || !strings.Contains(errOut, "agent at "+addr) {
+		t.Fatalf("no agent: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/oci"
+	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/topology/topologytest"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
@@ -186,31 +187,35 @@ func TestAgentPolicySource(t *testing.T) {
 		return c
 	}
 	ctx := context.Background()
-	if name, got, err := loadAgentPolicy(ctx, cfg(r, config.VerifyOff), logr.Discard()); err != nil || name != "conformance" || !bytes.Equal(got, module) {
-		t.Fatalf("off: %q, %d bytes, %v", name, len(got), err)
+	load := func(c *config.Config) (resmgr.Identity, error) {
+		p, err := agentPolicy(ctx, c, c.Policy.Name, logr.Discard())
+		return p.Identity, err
+	}
+	if id, err := load(cfg(r, config.VerifyOff)); err != nil || id.Name != "conformance" || id.Digest != resmgr.ModuleDigest(module) {
+		t.Fatalf("off: %+v, %v", id, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "oci", "index.json")); err != nil {
 		t.Fatalf("the agent's cache is not in <stateDir>/oci: %v", err)
 	}
-	if _, _, err := loadAgentPolicy(ctx, cfg(r, config.VerifyEnforce), logr.Discard()); err == nil || !strings.Contains(err.Error(), "no signature") {
+	if _, err := load(cfg(r, config.VerifyEnforce)); err == nil || !strings.Contains(err.Error(), "no signature") {
 		t.Fatalf("enforce on an unsigned module: %v", err)
 	}
-	if _, _, err := loadAgentPolicy(ctx, cfg(wasmFile, config.VerifyEnforce), logr.Discard()); err == nil || !strings.Contains(err.Error(), "a .wasm file carries no signature") {
+	if _, err := load(cfg(wasmFile, config.VerifyEnforce)); err == nil || !strings.Contains(err.Error(), "a .wasm file carries no signature") {
 		t.Fatalf("enforce on a .wasm file: %v", err)
 	}
-	if name, _, err := loadAgentPolicy(ctx, cfg("conformance", config.VerifyEnforce), logr.Discard()); err != nil || name != "conformance" {
-		t.Fatalf("enforce on a built-in policy: %q, %v", name, err)
+	if id, err := load(cfg("conformance", config.VerifyEnforce)); err != nil || id.Name != "conformance" {
+		t.Fatalf("enforce on a built-in policy: %+v, %v", id, err)
 	}
 	// The enforce refusal removed the digest from the cache; loaded again
 	// without verification, it is cached again.
-	if _, _, err := loadAgentPolicy(ctx, cfg(r, config.VerifyOff), logr.Discard()); err != nil {
+	if _, err := load(cfg(r, config.VerifyOff)); err != nil {
 		t.Fatalf("off, again: %v", err)
 	}
 	// A restart with the registry down starts from <stateDir>/oci.
 	stop()
 	offline := cfg(r, config.VerifyOff)
 	offline.Registry.Timeout = config.Duration(5 * time.Second)
-	if name, got, err := loadAgentPolicy(ctx, offline, logr.Discard()); err != nil || name != "conformance" || !bytes.Equal(got, module) {
-		t.Fatalf("offline: %q, %d bytes, %v", name, len(got), err)
+	if id, err := load(offline); err != nil || id.Name != "conformance" || id.Digest != resmgr.ModuleDigest(module) {
+		t.Fatalf("offline: %+v, %v", id, err)
 	}
 }

@@ -1,10 +1,19 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/go-logr/logr"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
@@ -12,7 +21,7 @@ import (
 func newPolicyPrecompile() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "precompile --out DIR [NAME|FILE.wasm ...]",
+		Use:   "precompile --out DIR [NAME|FILE.wasm|- ...]",
 		Short: "Compile policies for this architecture into a seed of the compilation cache, for the agent's image",
 		Long: `precompile compiles the named policies (default: every built-in one) for this
 machine's architecture, as the agent does, and writes the compiled code into
@@ -21,7 +30,8 @@ CPU features and deadline instrumentation it was built for. The agent's image
 carries DIR (policy.seedDir, default /usr/lib/nriwasm/seed): an agent that has
 never run a policy copies its compiled code from there into policy.cacheDir
 after checking all of this, instead of compiling it; on any mismatch it logs
-why and compiles.`,
+why and compiles. "-" reads a module from stdin: the agent runs this command
+as a child process to compile a policy that is in neither (docs/agent.md).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("--out: required")
@@ -31,6 +41,14 @@ why and compiles.`,
 			}
 			modules := map[string][]byte{}
 			for _, a := range args {
+				if a == "-" {
+					module, err := io.ReadAll(cmd.InOrStdin())
+					if err != nil {
+						return fmt.Errorf("read policy from stdin: %w", err)
+					}
+					modules["stdin"] = module
+					continue
+				}
 				name, module, err := readPolicy(a)
 				if err != nil {
 					return err
@@ -46,4 +64,49 @@ why and compiles.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the seed directory to write (created)")
 	return cmd
+}
+
+// compileInChild compiles module in a child process (exe policy precompile
+// --out DIR -, the module on stdin) into a new seed directory, so the
+// compile's memory peak is the child's and leaves with it; the agent then
+// loads the policy from that seed (wasm.WithSeedDir) without compiling. env
+// is the child's environment (nil: the agent's). The caller removes the
+// directory once the policy is loaded.
+func compileInChild(ctx context.Context, exe string, env []string, module []byte) (string, error) {
+	dir, err := os.MkdirTemp("", "nriwasm-compile-")
+	if err != nil {
+		return "", fmt.Errorf("compile in a child process: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, exe, "policy", "precompile", "--out", dir, "-")
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(module)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("compile in a child process (%s policy precompile): %w: %s", exe, err, bytes.TrimSpace(out))
+	}
+	return dir, nil
+}
+
+// childSeed compiles the policy in a child process when the agent would
+// otherwise compile it itself (wasm.NeedsCompile: not in policy.cacheDir nor
+// in policy.seedDir), and returns the loader's extra options and a func that
+// removes the child's output. On failure the agent compiles it itself, as
+// before; the reason is logged.
+func childSeed(ctx context.Context, cfg *config.Policy, name string, module []byte, exe string, env []string, log logr.Logger) ([]wasm.Option, func()) {
+	var seeds []string
+	if cfg.SeedDir != "" {
+		seeds = append(seeds, cfg.SeedDir)
+	}
+	if cfg.CacheDir == "" || !wasm.NeedsCompile(cfg.CacheDir, module, seeds...) {
+		return nil, func() {}
+	}
+	start := time.Now()
+	log.Info("compiling the policy in a child process", "policy", name)
+	dir, err := compileInChild(ctx, exe, env, module)
+	if err != nil {
+		log.Error(err, "compiling the policy in the agent instead", "policy", name)
+		return nil, func() {}
+	}
+	log.Info("policy compiled in a child process", "policy", name, "duration", time.Since(start).Round(time.Millisecond).String())
+	return []wasm.Option{wasm.WithSeedDir(dir)}, func() { os.RemoveAll(dir) }
 }

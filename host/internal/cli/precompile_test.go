@@ -8,8 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 
+	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/internal/testkit"
 )
@@ -55,4 +57,54 @@ func TestPolicyPrecompile(t *testing.T) {
 	if !strings.Contains(stderr, "--out: required") {
 		t.Fatalf("stderr does not name the missing flag: %s", stderr)
 	}
+}
+
+// TestChildSeed: a policy in neither the cache nor the seed is compiled by a
+// child process (the test binary run as nriwasm), and the agent's own load
+// then reads the child's output instead of compiling; a policy the cache
+// holds starts no child; a child that cannot run leaves the compile to the
+// agent, and says why.
+func TestChildSeed(t *testing.T) {
+	module, err := os.ReadFile(filepath.Join("..", "..", "wasm", "testdata", "conformance-rust.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Policy{CacheDir: t.TempDir(), SeedDir: filepath.Join(t.TempDir(), "none")}
+	var mu sync.Mutex
+	var logs []string
+	log := funcr.New(func(_, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logs = append(logs, args)
+	}, funcr.Options{Verbosity: 1})
+	logged := func(s string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(strings.Join(logs, "\n"), s)
+	}
+	ctx := context.Background()
+
+	extra, cleanup := childSeed(ctx, cfg, "conformance", module, "/nonexistent/nriwasm", nil, log)
+	testkit.Equal(t, len(extra), 0)
+	cleanup()
+	if !logged("compiling the policy in the agent instead") {
+		t.Fatalf("a failed child is not logged: %v", logs)
+	}
+
+	extra, cleanup = childSeed(ctx, cfg, "conformance", module, os.Args[0], nil, log)
+	testkit.Equal(t, len(extra), 1)
+	p, err := wasm.Load(ctx, "conformance", module, append([]wasm.Option{wasm.WithCacheDir(cfg.CacheDir), wasm.WithLogger(log)}, extra...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close(ctx)
+	cleanup()
+	if !logged(`"source"="seed"`) {
+		t.Fatalf("the agent compiled the policy itself: %v", logs)
+	}
+
+	// Now in the cache: no child.
+	extra, cleanup = childSeed(ctx, cfg, "conformance", module, "/nonexistent/nriwasm", nil, logr.Discard())
+	defer cleanup()
+	testkit.Equal(t, len(extra), 0)
 }

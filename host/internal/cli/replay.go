@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/internal/scenario"
 	"github.com/nriwasm/nriwasm/host/record"
 	"github.com/nriwasm/nriwasm/host/wasm"
 )
@@ -34,12 +34,7 @@ func runReplay(cmd *cobra.Command, f simulateFlags) error {
 			return fmt.Errorf("read policy config: %w", err)
 		}
 	}
-	handler, err := f.logHandler(cmd.ErrOrStderr())
-	if err != nil {
-		return err
-	}
-	logger := logr.FromSlogHandler(handler)
-	name, module, err := f.load(ctx, logger)
+	logger, name, module, err := f.loadLogged(cmd)
 	if err != nil {
 		return err
 	}
@@ -73,12 +68,35 @@ func runReplay(cmd *cobra.Command, f simulateFlags) error {
 	return nil
 }
 
-// printReplay writes a replay's result as text (or JSON with --output json).
+// replayOutputs are simulate --replay's output formats.
+var replayOutputs = []string{"yaml", "json", "text"}
+
+// replayReport is what simulate --replay prints as YAML or JSON: the policy
+// replayed and what it answered differently.
+type replayReport struct {
+	Policy string `json:"policy"`
+	*record.Result
+}
+
+// printReplay writes a replay's result in the output format: yaml, json or
+// text.
 func printReplay(w io.Writer, output, policy string, res *record.Result) error {
-	if output == "json" {
+	report := replayReport{Policy: policy, Result: res}
+	if res.Differences == nil { // printed as an empty list, not null
+		report.Result = &record.Result{Replayed: res.Replayed, Starts: res.Starts, Differences: []record.Divergence{}}
+	}
+	switch output {
+	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return enc.Encode(report)
+	case "yaml":
+		out, err := scenario.YAML(report)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
 	}
 	fmt.Fprintf(w, "replayed %d requests against %s (%d start(s) from a snapshot): %d differ\n", res.Replayed, policy, res.Starts, len(res.Differences))
 	for _, d := range res.Differences {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,9 @@ func (n *nativeLoad) Close(context.Context) error { return nil }
 // TestSimulateReplay: `simulate --replay` replays an agent's record against
 // the policy's .wasm: with the recorded configuration nothing differs (exit
 // 0); with two CPUs reserved instead of one, the container without a CPU
-// request is reported on other CPUs and the command fails.
+// request is reported on other CPUs and the command fails. The report is
+// YAML by default (testdata/replay.golden), JSON with -o json, a line per
+// difference with -o text.
 func TestSimulateReplay(t *testing.T) {
 	ctx := context.Background()
 	topo := policytest.Machine(t, "N4C16")
@@ -74,17 +77,41 @@ func TestSimulateReplay(t *testing.T) {
 		t.Fatalf("record files %v (%v), want one", files, err)
 	}
 
-	out, errOut, code := run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware")
+	out, errOut, code := run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware", "-o", "text")
 	if code != 0 || !strings.Contains(out, "replayed 7 requests against topology-aware (1 start(s) from a snapshot): 0 differ") {
 		t.Fatalf("replay against the recorded configuration: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware")
+	if code != 0 || out != "policy: topology-aware\nreplayed: 7\nstarts: 1\ndifferences: []\n" {
+		t.Fatalf("replay against the recorded configuration, as YAML: exit %d\n%s%s", code, out, errOut)
 	}
 	two := filepath.Join(t.TempDir(), "two.yaml")
 	if err := os.WriteFile(two, []byte("reservedResources:\n  cpu: 2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware", "--config", two)
-	if code == 0 || !strings.Contains(out, "#7 CreateContainer default/pod-c2/c\n    cpus: 1-7 → 2-7 (recorded → replayed)") ||
-		!strings.Contains(errOut, "1 of 7 requests") {
-		t.Fatalf("replay against two reserved CPUs: exit %d\n%s%s", code, out, errOut)
+	replayTwo := func(output string) string {
+		t.Helper()
+		out, errOut, code := run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware", "--config", two, "-o", output)
+		if code == 0 || !strings.Contains(errOut, "1 of 7 requests") {
+			t.Fatalf("replay against two reserved CPUs, -o %s: exit %d\n%s%s", output, code, out, errOut)
+		}
+		return out
+	}
+	if out := replayTwo("text"); !strings.Contains(out, "#7 CreateContainer default/pod-c2/c\n    cpus: 1-7 → 2-7 (recorded → replayed)") {
+		t.Fatalf("replay against two reserved CPUs, as text:\n%s", out)
+	}
+	golden(t, "testdata/replay.golden", replayTwo("yaml"))
+	var report struct {
+		Policy      string              `json:"policy"`
+		Replayed    int                 `json:"replayed"`
+		Differences []record.Divergence `json:"differences"`
+	}
+	if out := replayTwo("json"); json.Unmarshal([]byte(out), &report) != nil || report.Policy != "topology-aware" || report.Replayed != 7 ||
+		len(report.Differences) != 1 || report.Differences[0].Recorded.CPUs != "1-7" || report.Differences[0].Replayed.CPUs != "2-7" {
+		t.Fatalf("replay against two reserved CPUs, as JSON: %+v\n%s", report, out)
+	}
+	if _, errOut, code := run(t, "simulate", "--replay", cfg.Record.Dir, "--policy", "topology-aware", "-o", "map"); code == 0 ||
+		!strings.Contains(errOut, `--output "map" with --replay: want one of yaml, json, text`) {
+		t.Fatalf("-o map with --replay: exit %d, %s", code, errOut)
 	}
 }

@@ -75,7 +75,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	name := pol.name
+	name := pol.Identity.Name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
 	// agent a surge upgrade replaces holds it until it exits.
@@ -146,19 +146,19 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	newManager := func() (*resmgr.Manager, error) {
 		opts := []resmgr.Option{
-			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(draDriverName(cfg, pol.name)),
+			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(pol.DriverName),
 			resmgr.WithLogger(log), resmgr.WithMetrics(met),
-			resmgr.WithIdentity(pol.identity(cfg.Policy.Name)), resmgr.WithResolve(resolver(log)),
+			resmgr.WithIdentity(pol.Identity), resmgr.WithResolve(resolver(log)),
 		}
 		if available != nil {
 			opts = append(opts, resmgr.WithAvailableCPUs(available))
 		}
-		return resmgr.New(ctx, cfg, topo, resmgr.WasmLoader(pol.name, pol.module, &cfg.Policy, log), opts...)
+		return resmgr.New(ctx, cfg, topo, pol.Load, opts...)
 	}
 	m, err := newManager()
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
 		if pol, err = startPolicy(ctx, cfg, log); err == nil {
-			name = pol.name
+			name = pol.Identity.Name
 			m, err = newManager()
 		}
 	}
@@ -169,8 +169,10 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	// the compilation cache) leaves tens of MiB of garbage that the Go runtime
 	// would return to the OS only minutes later: return it now, once, so the
 	// agent's steady RSS is not its start-up peak (docs/performance.md,
-	// "Footprint": 228 → 109 MiB after a cold start, 126 → 106 MiB warm).
-	debug.FreeOSMemory()
+	// "Footprint": 228 → 109 MiB after a cold start, 126 → 106 MiB warm). In
+	// the background: the forced collection and scavenge took 50–230 ms of
+	// the start to ready (load ≈ 23), and readiness does not need them.
+	go debug.FreeOSMemory()
 	mgr.Store(m)
 	if s, err := startShadow(cfg, topo, available, draDriverName(cfg, name), m, log, met); err != nil {
 		return err

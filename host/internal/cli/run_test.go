@@ -69,45 +69,75 @@ func want[T comparable](t *testing.T, got, want T) {
 // keeps trying to connect, serves /healthz but not /readyz, refuses config
 // changes it cannot apply, and stops cleanly when its context ends.
 func TestRunServesProbesAndReloads(t *testing.T) {
-	dir := t.TempDir()
-	sock, err := os.MkdirTemp("", "nriwasm-run-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sock)
-	addr, sysfs := freeAddress(t), capturedVM(t)
-	conf := filepath.Join(dir, "config.yaml")
-	write := func(extra string) {
-		text := fmt.Sprintf("policy: {name: conformance, cacheDir: %s%s}\nnri: {socketPath: %s}\nsysfs: %s\nstateDir: %s\nmetrics: {address: %q}\n",
-			cacheDir, extra, filepath.Join(sock, "nri.sock"), sysfs, filepath.Join(dir, "state"), addr)
-		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("")
-	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
-
-	testkit.Eventually(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
-	want(t, get(addr, "/readyz"), http.StatusServiceUnavailable)
-	write(", config: reject") // the conformance policy finds this configuration invalid
+	a := newTestAgent(t)
+	a.write("", "")
+	a.start()
+	testkit.Eventually(t, "healthz", func() bool { return get(a.addr, "/healthz") == http.StatusOK })
+	want(t, get(a.addr, "/readyz"), http.StatusServiceUnavailable)
+	a.write(", config: reject", "") // the conformance policy finds this configuration invalid
 	testkit.Eventually(t, "invalid reload", func() bool {
-		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="invalid"} 1`)
+		return strings.Contains(metricsText(a.addr), `nriwasm_config_reloads_total{result="invalid"} 1`)
 	})
-	if err := os.WriteFile(conf, []byte(strings.Replace(readFile(t, conf), "nri: {", "nri: {pluginName: other, ", 1)), 0o600); err != nil {
+	if err := os.WriteFile(a.conf, []byte(strings.Replace(readFile(t, a.conf), "nri: {", "nri: {pluginName: other, ", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "restart-required reload", func() bool {
-		return strings.Contains(metricsText(addr), `nriwasm_config_reloads_total{result="restart_required"} 1`)
+		return strings.Contains(metricsText(a.addr), `nriwasm_config_reloads_total{result="restart_required"} 1`)
 	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("runAgent: %v\n%s", err, logs.String())
+	a.stop()
+	if !strings.Contains(a.logs.String(), "restart required to change nri.pluginName") {
+		t.Errorf("the refusal is not logged:\n%s", a.logs.String())
 	}
-	if !strings.Contains(logs.String(), "restart required to change nri.pluginName") {
-		t.Errorf("the refusal is not logged:\n%s", logs.String())
+}
+
+// testAgent is the agent (runAgent) run in the background from a
+// configuration file, with no runtime to talk to, on a captured VM's sysfs.
+type testAgent struct {
+	t                     *testing.T
+	dir, sock, conf, addr string
+	sysfs                 string
+	logs                  syncBuffer
+	cancel                context.CancelFunc
+	done                  chan error
+}
+
+func newTestAgent(t *testing.T) *testAgent {
+	t.Helper()
+	sock, err := os.MkdirTemp("", "nriwasm-run-") // short: a socket path has at most 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sock) })
+	dir := t.TempDir()
+	return &testAgent{t: t, dir: dir, sock: sock, conf: filepath.Join(dir, "config.yaml"), addr: freeAddress(t), sysfs: capturedVM(t)}
+}
+
+// write writes the configuration file: the conformance policy with the
+// shared compiled-code cache and policy's further fields (", config: x"),
+// then extra top-level lines.
+func (a *testAgent) write(policy, extra string) {
+	a.t.Helper()
+	text := fmt.Sprintf("policy: {name: conformance, cacheDir: %s%s}\nnri: {socketPath: %s}\nsysfs: %s\nstateDir: %s\nmetrics: {address: %q}\n%s",
+		cacheDir, policy, filepath.Join(a.sock, "nri.sock"), a.sysfs, filepath.Join(a.dir, "state"), a.addr, extra)
+	if err := os.WriteFile(a.conf, []byte(text), 0o600); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// start runs the agent until stop.
+func (a *testAgent) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel, a.done = cancel, make(chan error, 1)
+	go func() { a.done <- runAgent(ctx, &a.logs, runFlags{config: a.conf}) }()
+}
+
+// stop ends the agent's context and fails the test if it did not stop
+// cleanly.
+func (a *testAgent) stop() {
+	a.t.Helper()
+	a.cancel()
+	if err := <-a.done; err != nil {
+		a.t.Fatalf("runAgent: %v\n%s", err, a.logs.String())
 	}
 }
 
@@ -170,29 +200,12 @@ func (s *syncBuffer) String() string {
 // service account the agent warns and runs on without DRA.
 func TestRunWithoutClusterAccessLeavesDRAOff(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
-	dir := t.TempDir()
-	sock, err := os.MkdirTemp("", "nriwasm-run-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sock)
-	addr, sysfs := freeAddress(t), capturedVM(t)
-	conf := filepath.Join(dir, "config.yaml")
-	text := fmt.Sprintf("policy: {name: conformance, cacheDir: %s, config: dra}\nnri: {socketPath: %s}\nsysfs: %s\nstateDir: %s\nmetrics: {address: %q}\ndra: {cdiDir: %s}\n",
-		cacheDir, filepath.Join(sock, "nri.sock"), sysfs, filepath.Join(dir, "state"), addr, filepath.Join(dir, "cdi"))
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
-	testkit.Eventually(t, "healthz", func() bool { return get(addr, "/healthz") == http.StatusOK })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("runAgent: %v\n%s", err, logs.String())
-	}
-	if !strings.Contains(logs.String(), "no cluster access; running with DRA off") || !strings.Contains(logs.String(), "driver=conformance.nri.io") {
-		t.Errorf("no warning naming the driver:\n%s", logs.String())
+	a := newTestAgent(t)
+	a.write(", config: dra", fmt.Sprintf("dra: {cdiDir: %s}\n", filepath.Join(a.dir, "cdi")))
+	a.start()
+	testkit.Eventually(t, "healthz", func() bool { return get(a.addr, "/healthz") == http.StatusOK })
+	a.stop()
+	if logs := a.logs.String(); !strings.Contains(logs, "no cluster access; running with DRA off") || !strings.Contains(logs, "driver=conformance.nri.io") {
+		t.Errorf("no warning naming the driver:\n%s", logs)
 	}
 }

@@ -37,13 +37,17 @@ func startShadow(cfg *config.Config, topo *abi.Topology, available []uint32, dri
 		limitOpts = append(limitOpts, validate.WithAvailableCPUs(available))
 	}
 	load := func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
-		name, module, err := loadAgentPolicy(ctx, &shadowCfg, slog)
+		c, err := agentPolicy(ctx, &shadowCfg, shadowCfg.Policy.Name, slog)
 		if err != nil {
 			return nil, err
 		}
-		return resmgr.WasmLoader(name, module, section, slog)(ctx, restore)
+		return c.Load(ctx, restore)
 	}
-	s, err := shadow.New(sh.Name, load, topo, validate.New(topo, limitOpts...), m.Snapshot,
+	limits, err := validate.New(topo, limitOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("shadow: %w", err)
+	}
+	s, err := shadow.New(sh.Name, load, topo, limits, m.Snapshot,
 		shadow.WithConfig(sh.Data), shadow.WithNodeName(nodeName()), shadow.WithDriverName(driver),
 		shadow.WithQueue(sh.QueueLength), shadow.WithKeep(sh.Keep), shadow.WithMaxFailures(sh.MaxFailures),
 		shadow.WithLogger(log), shadow.WithMetrics(met))

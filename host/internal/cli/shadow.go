@@ -28,7 +28,7 @@ prints the report as the agent serves it. --address is the agent's
 metrics.address. docs/rollout.md walks through a rollout with it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			body, err := fetchDebug(cmd, address, "/debug/shadow")
+			body, err := fetchDebug(cmd, address, "/debug/shadow", "")
 			if err != nil {
 				return err
 			}
@@ -76,8 +76,9 @@ func printShadow(w io.Writer, rep *shadow.Report) error {
 	return nil
 }
 
-// fetchDebug reads one of the agent's debug pages.
-func fetchDebug(cmd *cobra.Command, address, path string) ([]byte, error) {
+// fetchDebug reads one of the agent's debug pages: path, with the query
+// query ("" for none).
+func fetchDebug(cmd *cobra.Command, address, path, query string) ([]byte, error) {
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, fmt.Errorf("--address %q: want host:port: %w", address, err)
@@ -85,7 +86,7 @@ func fetchDebug(cmd *cobra.Command, address, path string) ([]byte, error) {
 	if host == "" {
 		host = "localhost"
 	}
-	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: path}
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: path, RawQuery: query}
 	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err

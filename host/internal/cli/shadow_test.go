@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -59,36 +56,18 @@ func TestShadowCommand(t *testing.T) {
 // its policy and serves its report at /debug/shadow, which `nriwasm shadow`
 // prints; it keeps a record under record.dir.
 func TestRunServesTheShadow(t *testing.T) {
-	dir := t.TempDir()
-	sock, err := os.MkdirTemp("", "nriwasm-run-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sock)
-	addr, sysfs := freeAddress(t), capturedVM(t)
-	conf := filepath.Join(dir, "config.yaml")
-	text := fmt.Sprintf("policy: {name: conformance, cacheDir: %s, shadow: {name: conformance, keep: 5}}\nnri: {socketPath: %s}\nsysfs: %s\nstateDir: %s\nmetrics: {address: %q}\nrecord: {maxSize: 1Mi}\n",
-		cacheDir, filepath.Join(sock, "nri.sock"), sysfs, filepath.Join(dir, "state"), addr)
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- runAgent(ctx, &logs, runFlags{config: conf}) }()
-
+	a := newTestAgent(t)
+	a.write(", shadow: {name: conformance, keep: 5}", "record: {maxSize: 1Mi}\n")
+	a.start()
 	testkit.Eventually(t, "the shadow running", func() bool {
-		out, _, code := run(t, "shadow", "--address", addr)
+		out, _, code := run(t, "shadow", "--address", a.addr)
 		return code == 0 && strings.Contains(out, "shadow policy conformance: running")
 	})
-	if !strings.Contains(metricsText(addr), "nriwasm_shadow_running 1") {
+	if !strings.Contains(metricsText(a.addr), "nriwasm_shadow_running 1") {
 		t.Error("nriwasm_shadow_running is not 1")
 	}
-	if files, err := filepath.Glob(filepath.Join(dir, "state", "record", "record-*.nrr")); err != nil || len(files) != 1 {
+	if files, err := filepath.Glob(filepath.Join(a.dir, "state", "record", "record-*.nrr")); err != nil || len(files) != 1 {
 		t.Errorf("record files %v (%v), want one under <stateDir>/record", files, err)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("runAgent: %v\n%s", err, logs.String())
-	}
+	a.stop()
 }

@@ -49,7 +49,7 @@ docs/simulate.md describes the scenario format.`,
 	}
 	f.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.scenario, "scenario", "", "a scenario file (default: the bundled example)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (the report, with each step's CPU map as comments), json (the report), map (the CPU maps alone) or html (one page with a map per step)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (the report, with each step's CPU map as comments), json (the report), map (the CPU maps alone) or html (one page with a map per step); with --replay: yaml, json (what differs, with both answers) or text (one line per difference)")
 	cmd.Flags().BoolVar(&f.native, "native", false, "run the built-in policy's Go source in-process instead of its .wasm")
 	cmd.Flags().StringVar(&f.replay, "replay", "", "replay an agent's record (its record.dir, or one record-*.nrr file) against --policy, with --config or the recorded configuration, print what differs and exit non-zero if anything does (docs/rollout.md)")
 	return cmd
@@ -58,8 +58,11 @@ docs/simulate.md describes the scenario format.`,
 func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 	ctx := cmd.Context()
 	if f.replay != "" {
-		if f.scenario != "" || f.native || f.sysfs != "" || (f.output != "yaml" && f.output != "json") {
-			return errors.New("--replay takes the node and history from the record: not with --scenario, --native or --sysfs; --output yaml (text) or json")
+		if f.scenario != "" || f.native || f.sysfs != "" {
+			return errors.New("--replay takes the node and history from the record: not with --scenario, --native or --sysfs")
+		}
+		if !slices.Contains(replayOutputs, f.output) {
+			return fmt.Errorf("--output %q with --replay: want one of %s", f.output, strings.Join(replayOutputs, ", "))
 		}
 		return runReplay(cmd, f)
 	}
@@ -77,7 +80,10 @@ func runSimulate(cmd *cobra.Command, f simulateFlags) error {
 	if f.config == "" && f.scenario == "" {
 		config = bundledConfig
 	}
-	runner := scenario.NewRunner(topo, config)
+	runner, err := scenario.NewRunner(topo, config)
+	if err != nil {
+		return err
+	}
 	if f.sysfs == "" {
 		runner.Machine(referenceMachine)
 	}

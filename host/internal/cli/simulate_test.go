@@ -15,6 +15,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
+// asNriwasmEnv, set, makes the test binary run the nriwasm command its
+// arguments name.
+const asNriwasmEnv = "NRIWASM_CLI_TEST_AS_NRIWASM"
+
 // cacheDir is one compiled-code cache for the package's tests, so the
 // conformance module compiles once.
 var cacheDir string
@@ -28,6 +32,12 @@ func TestMain(m *testing.M) {
 	if sys := os.Getenv(fakeSysEnv); sys != "" {
 		os.Exit(onFakeMachine(sys))
 	}
+	// The agent re-executes itself (compileInChild): here that is the test
+	// binary, which then runs the command instead of the tests.
+	if os.Getenv(asNriwasmEnv) != "" {
+		os.Exit(Execute(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Setenv(asNriwasmEnv, "1")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

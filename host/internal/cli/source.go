@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/oci"
 	"github.com/nriwasm/nriwasm/host/oci/ref"
 	"github.com/nriwasm/nriwasm/host/oci/signature"
+	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
@@ -228,13 +230,53 @@ func (f *ociFlags) source(reference, cacheDir string, log logr.Logger) (policySo
 	return src, nil
 }
 
-// loadAgentPolicy loads the agent's policy.name with its registry settings.
-func loadAgentPolicy(ctx context.Context, cfg *config.Config, log logr.Logger) (string, []byte, error) {
+// agentPolicy resolves reference (a built-in name, a .wasm path or an OCI
+// reference) with cfg's registry settings into what a manager runs under
+// cfg's policy section: the one path by which the agent loads a policy, at
+// start (startPolicy), for a swap (resolver) and for the shadow
+// (startShadow). Its identity's Reference is cfg's policy.name.
+func agentPolicy(ctx context.Context, cfg *config.Config, reference string, log logr.Logger) (resmgr.Candidate, error) {
 	src, err := agentSource(cfg, log)
 	if err != nil {
-		return "", nil, err
+		return resmgr.Candidate{}, err
 	}
-	return src.load(ctx, cfg.Policy.Name)
+	p, err := src.loadPolicy(ctx, reference)
+	if err != nil {
+		return resmgr.Candidate{}, err
+	}
+	return resmgr.Candidate{
+		Identity:   resmgr.Identity{Reference: cfg.Policy.Name, Name: p.name, Digest: resmgr.ModuleDigest(p.module), Pinned: p.pinned},
+		DriverName: draDriverName(cfg, p.name),
+		Load:       childCompiled(p.name, p.module, &cfg.Policy, log),
+	}, nil
+}
+
+// childCompiled is resmgr.WasmLoader, but a module the load would compile
+// (in neither policy.cacheDir nor policy.seedDir: a file, an OCI policy) is
+// compiled first by a child process (childSeed), so the compile's memory peak
+// never lives in the agent.
+func childCompiled(name string, module []byte, cfg *config.Policy, log logr.Logger) resmgr.LoadFunc {
+	return func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
+		var extra []wasm.Option
+		if exe, err := os.Executable(); err == nil {
+			var cleanup func()
+			extra, cleanup = childSeed(ctx, cfg, name, module, exe, nil, log)
+			defer cleanup()
+		}
+		return resmgr.WasmLoader(name, module, cfg, log, extra...)(ctx, restore)
+	}
+}
+
+// loadLogged loads the policy --policy names with a logger on the command's
+// stderr at --policy-log's level, which it returns for the policy's own logs.
+func (f *policyFlags) loadLogged(cmd *cobra.Command) (logr.Logger, string, []byte, error) {
+	handler, err := f.logHandler(cmd.ErrOrStderr())
+	if err != nil {
+		return logr.Logger{}, "", nil, err
+	}
+	logger := logr.FromSlogHandler(handler)
+	name, module, err := f.load(cmd.Context(), logger)
+	return logger, name, module, err
 }
 
 // load loads the policy --policy names.

@@ -3,10 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"time"
 
@@ -44,34 +40,13 @@ unless NO_COLOR is set). --address is the agent's metrics.address.`,
 
 // fetchMap reads the agent's /debug/cpus as JSON.
 func fetchMap(cmd *cobra.Command, address string) (*cpumap.Map, error) {
-	host, port, err := net.SplitHostPort(address)
-	if err != nil {
-		return nil, fmt.Errorf("--address %q: want host:port: %w", address, err)
-	}
-	if host == "" {
-		host = "localhost"
-	}
-	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: "/debug/cpus", RawQuery: "format=json"}
-	client := &http.Client{Timeout: statusTimeout}
-	req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, u.String(), nil)
+	body, err := fetchDebug(cmd, address, "/debug/cpus", "format=json")
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("agent at %s: %w (is `nriwasm run` running with metrics.address %s?)", u.Host, err, address)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("agent at %s: %w", u.Host, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("agent at %s: %s: %s", u.Host, resp.Status, body)
-	}
 	var m cpumap.Map
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, fmt.Errorf("agent at %s: the CPU map is not JSON: %w", u.Host, err)
+		return nil, fmt.Errorf("agent at %s: the CPU map is not JSON: %w", address, err)
 	}
 	return &m, nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -40,17 +39,17 @@ func TestStartKeepsTheDigestRunLast(t *testing.T) {
 
 	first := push("conformance")
 	p, err := startPolicy(ctx, cfg, log)
-	if err != nil || !bytes.Equal(p.module, first) || p.pinned == "" {
-		t.Fatalf("first start: %q pinned %q, %v", p.name, p.pinned, err)
+	if err != nil || p.Identity.Digest != resmgr.ModuleDigest(first) || p.Identity.Pinned == "" || p.Identity.Reference != r {
+		t.Fatalf("first start: %+v, %v", p.Identity, err)
 	}
-	rec, _ := json.Marshal(p.identity(r))
+	rec, _ := json.Marshal(p.Identity)
 	if err := state.NewCheckpoint(dir).SavePolicy(rec); err != nil {
 		t.Fatal(err)
 	}
 	second := push("topology-aware")
 	p, err = startPolicy(ctx, cfg, log)
-	if err != nil || !bytes.Equal(p.module, first) {
-		t.Fatalf("restart loaded %q (%v), want the recorded conformance digest", p.name, err)
+	if err != nil || p.Identity.Digest != resmgr.ModuleDigest(first) {
+		t.Fatalf("restart loaded %q (%v), want the recorded conformance digest", p.Identity.Name, err)
 	}
 	cand, err := resolver(log)(ctx, cfg)
 	if err != nil || cand.Identity.Digest != resmgr.ModuleDigest(second) || cand.Identity.Name != "topology-aware" {
@@ -58,7 +57,7 @@ func TestStartKeepsTheDigestRunLast(t *testing.T) {
 	}
 	other := *cfg
 	other.StateDir = t.TempDir()
-	if p, err := startPolicy(ctx, &other, log); err != nil || !bytes.Equal(p.module, second) {
-		t.Fatalf("start without a record loaded %q (%v), want the tag's module", p.name, err)
+	if p, err := startPolicy(ctx, &other, log); err != nil || p.Identity.Digest != resmgr.ModuleDigest(second) {
+		t.Fatalf("start without a record loaded %q (%v), want the tag's module", p.Identity.Name, err)
 	}
 }

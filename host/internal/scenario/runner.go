@@ -47,7 +47,7 @@ func (r *Runner) SetRestarter(f Restarter) { r.restarter = f }
 
 // NewRunner returns a Runner for a node with topology topo and a policy
 // configured with config.
-func NewRunner(topo *abi.Topology, config []byte) *Runner {
+func NewRunner(topo *abi.Topology, config []byte) (*Runner, error) {
 	var cpus, nodes []uint32
 	for _, c := range topo.GetCpus() {
 		cpus = append(cpus, c.Id)
@@ -55,10 +55,14 @@ func NewRunner(topo *abi.Topology, config []byte) *Runner {
 	for _, n := range topo.GetNumaNodes() {
 		nodes = append(nodes, n.Id)
 	}
-	return &Runner{
-		topo: topo, config: config, limits: newLimits(topo), node: newNode(),
-		report: &Report{Node: NodeReport{Name: NodeName, CPUs: topology.FormatList(cpus), NUMANodes: topology.FormatList(nodes)}},
+	limits, err := newLimits(topo)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
 	}
+	return &Runner{
+		topo: topo, config: config, limits: limits, node: newNode(),
+		report: &Report{Node: NodeReport{Name: NodeName, CPUs: topology.FormatList(cpus), NUMANodes: topology.FormatList(nodes)}},
+	}, nil
 }
 
 // Machine names the machine the topology is of, for the report (the

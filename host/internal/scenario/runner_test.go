@@ -68,7 +68,10 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRunner(fourCPUs(), []byte("cfg"))
+	r, err := NewRunner(fourCPUs(), []byte("cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Init(context.Background(), tr); err != nil {
 		t.Fatal(err)
 	}

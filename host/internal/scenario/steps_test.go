@@ -57,7 +57,10 @@ func runSteps(t *testing.T, scenario string, policies ...*lifecycleRecorder) *Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewRunner(fourCPUs(), nil)
+	r, err := NewRunner(fourCPUs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Init(ctx, tr); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,13 @@ type shapeError = validate.Error
 // limits are the bounds the agent checks every answer against before applying it.
 type limits struct{ l *validate.Limits }
 
-func newLimits(t *abi.Topology) *limits { return &limits{l: validate.New(t)} }
+func newLimits(t *abi.Topology) (*limits, error) {
+	l, err := validate.New(t)
+	if err != nil {
+		return nil, err
+	}
+	return &limits{l: l}, nil
+}
 
 func (l *limits) adjustment(a *abi.ContainerAdjustment) error { return l.l.Adjustment(a) }
 

@@ -11,7 +11,13 @@ import (
 
 // YAML renders the report as YAML with the fields in the order JSON has them.
 func (r *Report) YAML() ([]byte, error) {
-	data, err := json.Marshal(r)
+	return YAML(r)
+}
+
+// YAML renders v's JSON encoding as YAML, keeping the order of its fields
+// and its numbers as written.
+func YAML(v any) ([]byte, error) {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("render report: %w", err)
 	}

@@ -130,6 +130,10 @@ func (m Machine) writeCPUs(w *writer, cpus []*lcpu) {
 		w.file("devices/cpu_core/cpus", list(pcores))
 		w.file("devices/cpu_atom/cpus", list(ecores))
 	}
+	if k := m.CoreKinds; k != nil {
+		w.file("devices/cpu_core/cpus", k.PCores)
+		w.file("devices/cpu_atom/cpus", k.ECores)
+	}
 	for _, c := range cpus {
 		cd := fmt.Sprintf("%s/cpu%d/", dir, c.id)
 		if c.offline {

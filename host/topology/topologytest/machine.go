@@ -48,10 +48,15 @@ type Machine struct {
 	// CCX-style); 0 means one L3 per node.
 	L3PerNode int
 	// Freq, if set, adds cpufreq files to every CPU.
-	Freq   *Freq
-	PCI    []PCIDev
-	NICs   []NIC
-	Sparse *Sparse
+	Freq *Freq
+	// CoreKinds, if set, lists a regular layout's CPUs by core kind in
+	// devices/cpu_core/cpus and devices/cpu_atom/cpus, as a hybrid part's
+	// PMU does (nri-plugins' e2e suite fakes the same with its
+	// OVERRIDE_SYS_CORE_CPUS and OVERRIDE_SYS_ATOM_CPUS).
+	CoreKinds *CoreKinds
+	PCI       []PCIDev
+	NICs      []NIC
+	Sparse    *Sparse
 }
 
 // Hybrid is an Intel hybrid part: P cores with two threads, E cores with one,
@@ -76,6 +81,10 @@ type CPULessNode struct {
 	// DRAM memory tier, leaving only distances to tell its kind.
 	NoEvidence bool
 }
+
+// CoreKinds is the CPU lists (the kernel's list format) of performance and
+// efficient cores.
+type CoreKinds struct{ PCores, ECores string }
 
 // Freq is cpufreq's cpuinfo_min_freq, cpuinfo_max_freq and base_frequency.
 type Freq struct{ MinKHz, MaxKHz, BaseKHz int }

@@ -58,6 +58,18 @@ func Server4Socket144CPU() Machine {
 	}
 }
 
+// Server4Socket144CPUNoSNC is the topology of nri-plugins' fixture
+// 4-socket-server-nosnc (pkg/sysfs testdata): 4 sockets of one NUMA node
+// each, 18 cores of 2 threads per socket; socket s holds cpu18s-18s+17 and
+// their siblings 72 higher; about 188 GiB per node.
+func Server4Socket144CPUNoSNC() Machine {
+	return Machine{
+		Sockets: 4, CoresPerNode: 18, ThreadsPerCore: 2,
+		MemPerNodeGiB: 188,
+		Freq:          &Freq{MinKHz: 1000000, MaxKHz: 3700000},
+	}
+}
+
 // PMEM112CPUIsolated: 2 sockets of 28 cores, 2 threads (112 CPUs), a PMEM
 // node per socket (nodes 2 and 3), and cores 2-3 of socket 0 isolated with
 // their siblings.
@@ -117,6 +129,24 @@ func N4C16() Machine {
 		ThreadsAdjacent: true,
 		MemPerNodeGiB:   2,
 	}
+}
+
+// N4C16Atom45 is N4C16 as nri-plugins' test08-cpuprio-allocation sees it
+// first (OVERRIDE_SYS_ATOM_CPUS=4-5): cpu4 and cpu5, one core of node 1, are
+// efficient cores, the others performance cores.
+func N4C16Atom45() Machine {
+	m := N4C16()
+	m.CoreKinds = &CoreKinds{PCores: "0-3,6-15", ECores: "4-5"}
+	return m
+}
+
+// N4C16Core0145 is N4C16 as test08-cpuprio-allocation sees it second
+// (OVERRIDE_SYS_CORE_CPUS=0-1,4-5): the first core of nodes 0 and 1 are
+// performance cores, every other core an efficient one.
+func N4C16Core0145() Machine {
+	m := N4C16()
+	m.CoreKinds = &CoreKinds{PCores: "0-1,4-5", ECores: "2-3,6-15"}
+	return m
 }
 
 // Reference2Socket is the machine `nriwasm simulate` and `nriwasm check` run

@@ -14,8 +14,30 @@
 //   - expr: nri-plugins' matchExpressions (keys, operators, groupBy
 //     expansion).
 //
-// The packages import only the ABI (abi/v1, abi/cpuset), the SDK's policy
+// Init reads an Init request's configuration and topology with the
+// policy's own decoder and index. The packages import only the ABI (abi/v1, abi/cpuset), the SDK's policy
 // package (its logger and claim helpers) and the standard library: a policy
 // built with them stays a plain Wasm reactor. The test
 // side lives in sdk/go/policytest.
 package kit
+
+import abi "github.com/nriwasm/nriwasm/abi/v1"
+
+// Init reads what a policy's Init starts from, in the order a bad request
+// is refused: the configuration, decoded by parse (the policy's own, with
+// sdk/go/policyconfig), then the topology, indexed by index (the policy's
+// own index, over kit/topology). The first error is the answer's.
+//
+//	cfg, ix, err := kit.Init(r, ParseConfig, newTopoIndex)
+//	if err != nil {
+//		return nil, err
+//	}
+func Init[C, I any](r *abi.InitRequest, parse func([]byte) (C, error), index func(*abi.Topology) (I, error)) (C, I, error) {
+	var ix I
+	cfg, err := parse(r.GetConfig())
+	if err != nil {
+		return cfg, ix, err
+	}
+	ix, err = index(r.GetTopology())
+	return cfg, ix, err
+}

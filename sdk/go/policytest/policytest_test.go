@@ -1,6 +1,7 @@
 package policytest_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -237,4 +238,31 @@ func TestSelfBuilds(t *testing.T) {
 	if made != 2 || calls < 2 {
 		t.Errorf("%d instances made, %d calls compared; want 2 instances and every call compared", made, calls)
 	}
+}
+
+// TestOpenOnMachine: the instance is initialised on the fixture machine as
+// node n1, with the configuration and the restore state given.
+func TestOpenOnMachine(t *testing.T) {
+	var got *abi.InitRequest
+	rec := recordingTransport{Transport: toyRunner(t, &toy{}), init: &got}
+	restore := &abi.RestoreState{Pods: []*abi.PodSandbox{{Id: "p1"}}}
+	if _, err := policytest.OpenOnMachine(t, rec, "N4C16", "cfg: 1", restore); err != nil {
+		t.Fatal(err)
+	}
+	if got.GetNodeName() != "n1" || string(got.GetConfig()) != "cfg: 1" || len(got.GetTopology().GetCpus()) != 16 || len(got.GetRestore().GetPods()) != 1 {
+		t.Errorf("Init request %v; want node n1, the configuration, N4C16's 16 CPUs and the restore state", got)
+	}
+}
+
+// recordingTransport keeps the Init request it passes on.
+type recordingTransport struct {
+	abi.Transport
+	init **abi.InitRequest
+}
+
+func (r recordingTransport) Call(ctx context.Context, method abi.Method, req abi.Message) (*abi.Response, error) {
+	if init, ok := req.(*abi.InitRequest); ok {
+		*r.init = init
+	}
+	return r.Transport.Call(ctx, method, req)
 }

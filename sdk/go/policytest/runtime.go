@@ -33,6 +33,13 @@ type Runtime struct {
 	SortedUpdates bool
 }
 
+// OpenOnMachine starts a policy instance behind t on the fixture machine
+// (Machine) as node "n1", with config and restore: Open with that Init, an
+// OpenOn for Runtimes.
+func OpenOnMachine(tb testing.TB, t abi.Transport, machine, config string, restore *abi.RestoreState) (*Runtime, error) {
+	return Open(tb, t, &abi.InitRequest{Config: []byte(config), NodeName: "n1", Topology: Machine(tb, machine), Restore: restore})
+}
+
 // Open starts a policy instance behind t with Init. A restore's pods,
 // containers and claims become the runtime's, as the host's journal holds
 // them. The runtime is returned with Init's error, so a test can check a

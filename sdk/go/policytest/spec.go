@@ -19,6 +19,9 @@ type Spec struct {
 	QOS       abi.QOSClass
 	// Milli and Limit are the CPU request and limit in milli-CPU (0: none).
 	Milli, Limit int64
+	// MemRequest and MemLimit are the memory request and limit in bytes
+	// (0: none).
+	MemRequest, MemLimit int64
 	// Annotations and Labels are the pod's.
 	Annotations, Labels map[string]string
 	CDI                 []string
@@ -52,6 +55,9 @@ func (s Spec) Named(name string) Spec { s.Name = name; return s }
 
 // Limited sets the CPU limit, milli-CPU.
 func (s Spec) Limited(milli int64) Spec { s.Limit = milli; return s }
+
+// Memory sets the memory request and limit in bytes (0: none).
+func (s Spec) Memory(request, limit int64) Spec { s.MemRequest, s.MemLimit = request, limit; return s }
 
 // With adds a pod annotation.
 func (s Spec) With(k, v string) Spec { s.Annotations = withEntry(s.Annotations, k, v); return s }
@@ -100,7 +106,7 @@ func (s Spec) Request() *abi.CreateContainerRequest {
 	p := &abi.PodSandbox{Id: pod, Uid: "uid-" + pod, Name: pod, Namespace: s.Namespace, QosClass: s.QOS, Annotations: s.Annotations, Labels: s.Labels}
 	c := &abi.Container{Id: s.ID, PodSandboxId: pod, Name: name, Namespace: s.Namespace, QosClass: s.QOS,
 		State:     abi.ContainerState_CONTAINER_STATE_CREATED,
-		Resources: &abi.Resources{CpuRequestMilli: s.Milli, CpuLimitMilli: s.Limit}, CdiDevices: s.CDI, Env: s.Env,
+		Resources: &abi.Resources{CpuRequestMilli: s.Milli, CpuLimitMilli: s.Limit, MemoryRequestBytes: s.MemRequest, MemoryLimitBytes: s.MemLimit}, CdiDevices: s.CDI, Env: s.Env,
 		Mounts: s.Mounts, Devices: s.Devices}
 	return &abi.CreateContainerRequest{Pod: p, Container: c}
 }

@@ -6,7 +6,8 @@
 // that does not report them) is matched by an environment variable
 // "<prefix><uid>" (policy.ClaimEnvName) whose value is what the policy
 // wrote for the claim. Repeated does the checks every Allocate starts with;
-// Allocate is a whole Allocate around the policy's own allocation.
+// Allocate and Release are whole Allocate and Release answers around the
+// policy's own allocation and release.
 package claims
 
 import (
@@ -123,6 +124,30 @@ func Allocate[C any](claim *abi.Claim, prepared map[string]C, spec func(C) *abi.
 		return nil, err
 	}
 	resp := &abi.AllocateResponse{Devices: answer(c)}
+	if updates != nil {
+		resp.Updates = updates()
+	}
+	return resp, nil
+}
+
+// Release is a whole Release: a claim not in prepared is released already
+// (an empty answer); one in it is released (release, whose error is the
+// answer's: a claim live containers still hold is refused, say) and
+// answered with the updates the release makes for running containers, read
+// after it when updates is set:
+//
+//	func (p *Policy) Release(r *abi.ReleaseRequest) (*abi.ReleaseResponse, error) {
+//		return claims.Release(r.GetClaim(), p.st.claims, p.st.release, nil)
+//	}
+func Release[C any](claim *abi.Claim, prepared map[string]C, release func(C) error, updates func() []*abi.ContainerUpdate) (*abi.ReleaseResponse, error) {
+	c, ok := prepared[claim.GetUid()]
+	if !ok {
+		return &abi.ReleaseResponse{}, nil
+	}
+	if err := release(c); err != nil {
+		return nil, err
+	}
+	resp := &abi.ReleaseResponse{}
 	if updates != nil {
 		resp.Updates = updates()
 	}

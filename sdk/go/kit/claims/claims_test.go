@@ -147,6 +147,39 @@ func TestAllocate(t *testing.T) {
 	}
 }
 
+// TestRelease: an unknown claim is released already, without calling
+// release; a known one is released and answered with the updates read after
+// it; release's error is the answer's.
+func TestRelease(t *testing.T) {
+	prepared := map[string]string{"u": "held", "v": "free"}
+	var released []string
+	release := func(c string) error {
+		if c == "held" {
+			return abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "claim.uid", "still held")
+		}
+		released = append(released, c)
+		delete(prepared, "v")
+		return nil
+	}
+	updates := func() []*abi.ContainerUpdate {
+		return []*abi.ContainerUpdate{{ContainerId: fmt.Sprint(len(prepared), " left")}}
+	}
+	if resp, err := claims.Release(&abi.Claim{Uid: "w"}, prepared, release, updates); err != nil || len(resp.GetUpdates()) != 0 || len(released) != 0 {
+		t.Errorf("an unknown claim: %v, %v, released %v; want an empty answer, nothing released", resp, err, released)
+	}
+	var pe *abi.PolicyError
+	if resp, err := claims.Release(&abi.Claim{Uid: "u"}, prepared, release, updates); !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION || resp != nil {
+		t.Errorf("a held claim: %v, %v; want release's FAILED_PRECONDITION", resp, err)
+	}
+	resp, err := claims.Release(&abi.Claim{Uid: "v"}, prepared, release, updates)
+	if err != nil || len(released) != 1 || len(resp.GetUpdates()) != 1 || resp.GetUpdates()[0].GetContainerId() != "1 left" {
+		t.Errorf("a free claim: %v, %v, released %v; want it released and the update read after", resp, err, released)
+	}
+	if resp, err := claims.Release(&abi.Claim{Uid: "v"}, prepared, release, nil); err != nil || len(released) != 1 || len(resp.GetUpdates()) != 0 {
+		t.Errorf("released again: %v, %v; want an empty answer", resp, err)
+	}
+}
+
 // TestOfByOwnEnvName: a Finder with EnvName matches the variables it names
 // (here the uid as it is, '-' kept), not ClaimEnvName's.
 func TestOfByOwnEnvName(t *testing.T) {

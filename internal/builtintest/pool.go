@@ -1,16 +1,8 @@
-// Package builtintest runs the built-in policies (policies/builtin) in
-// tests: a Go policy's two builds for the SDK's policytest (its Go build and
-// its built-in .wasm, instances lent by one pool per test binary) and the
-// modules themselves.
-//
-// It joins the ABI's two sides, the host's Wasm runtime (host/wasm) and the
-// SDK, so only tests may import it: a host, SDK or policy package that did
-// would depend on the other side, which abi/v1's TestLayering refuses. It
-// builds for the host only, not for wasip1.
+//go:build !wasip1
+
 package builtintest
 
 import (
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -49,9 +41,8 @@ func Builds(name string, newPolicy func() policy.Policy) policytest.Builds {
 	}
 }
 
-// Main runs a test binary's tests, closes the pools Builds made and exits
-// with the tests' code: the TestMain of a package that uses Builds.
-func Main(m *testing.M) {
+// run runs the tests, then closes the pools Builds made.
+func run(m *testing.M) int {
 	code := m.Run()
 	mu.Lock()
 	for _, p := range pools {
@@ -59,16 +50,5 @@ func Main(m *testing.M) {
 	}
 	pools = nil
 	mu.Unlock()
-	os.Exit(code)
-}
-
-// Module is policies/builtin's name.wasm; the test fails, saying how to
-// build it, if there is none.
-func Module(tb testing.TB, name string) []byte {
-	tb.Helper()
-	m, ok := builtin.Module(name)
-	if !ok {
-		tb.Fatalf("policies/builtin has no %s.wasm (make policies builds it; builtin.Names: %v)", name, builtin.Names())
-	}
-	return m
+	return code
 }
