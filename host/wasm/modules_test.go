@@ -12,6 +12,7 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
+	"github.com/nriwasm/nriwasm/host/wasm/wasmtest"
 )
 
 func TestBadModulesAreRefusedAtLoad(t *testing.T) {
@@ -22,6 +23,7 @@ func TestBadModulesAreRefusedAtLoad(t *testing.T) {
 	}{
 		{"wrong ABI version", rawGuestWrongABI, []string{fmt.Sprintf(`policy "bad" speaks ABI v2.0, this host speaks v%d.%d`, abi.ABIMajor, abi.ABIMinor)}},
 		{"missing export", rawGuestNoCall, []string{`missing export "nriwasm_call" (i32, i32) -> (i64)`}},
+		{"idle export with a result", wasmtest.WrongIdleModule(nil), []string{`export "nriwasm_idle" must take and return nothing`}},
 		{"not wasm", []byte("\x00asm but not really"), []string{`policy "bad": `}},
 		{"empty", nil, []string{`policy "bad": `}},
 	}

@@ -53,6 +53,13 @@ func AnsweringModule(answer []byte, requestRoom uint32) []byte {
 	return rawModule{answer: answer, requestRoom: requestRoom}.encode()
 }
 
+// WrongIdleModule returns a hand-assembled policy module that answers
+// answer and exports nriwasm_idle with the signature () -> i32, which the
+// host must refuse.
+func WrongIdleModule(answer []byte) []byte {
+	return rawModule{answer: answer, wrongIdle: true}.encode()
+}
+
 // LoggingModule returns a hand-assembled policy module whose every call
 // logs message n times at info level through the host's log import, then
 // answers answer.
@@ -81,6 +88,8 @@ type rawModule struct {
 	// function 0 and every other function moves up by one).
 	logs    int32
 	message []byte
+	// wrongIdle exports the version function as nriwasm_idle too.
+	wrongIdle bool
 }
 
 func (m rawModule) encode() []byte {
@@ -115,6 +124,10 @@ func (m rawModule) encode() []byte {
 		return wasmbin.AppendU32(append(wasmbin.AppendName(dst, name), kind), idx)
 	}
 	exports := []byte{5}
+	if m.wrongIdle {
+		exports = []byte{6}
+		exports = export(exports, abi.ExportIdle, 0x00, first+1)
+	}
 	exports = export(exports, abi.ExportMemory, 0x02, 0)
 	exports = export(exports, abi.ExportInitialize, 0x00, first)
 	exports = export(exports, abi.ExportABIVersion, 0x00, first+1)
