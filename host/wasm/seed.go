@@ -207,41 +207,78 @@ func (c *cache) installSeed(seedDir string, code []byte) error {
 	if i < 0 {
 		return errNoSeedEntry
 	}
-	type checked struct {
-		rel  string
-		data []byte
-	}
-	var files []checked
+	// Each file is streamed into a temporary file in the cache while it is
+	// hashed (never held in memory whole: a seeded start's peak stays a warm
+	// start's), and renamed into place only once every file checked out.
+	type staged struct{ rel, tmp string }
+	var files []staged
+	defer func() {
+		for _, f := range files {
+			os.Remove(f.tmp)
+		}
+	}()
 	for _, f := range m.Modules[i].Files {
 		rel := filepath.FromSlash(f.Path)
 		if !filepath.IsLocal(rel) || !(strings.HasPrefix(rel, "wazero"+string(filepath.Separator)) || strings.HasPrefix(rel, "instrumented"+string(filepath.Separator))) {
 			return fmt.Errorf("seed file %q: outside the compilation cache's wazero/ and instrumented/", f.Path)
 		}
-		data, err := readBounded(filepath.Join(seedDir, rel), f.Size)
+		tmp, err := c.stage(filepath.Join(seedDir, rel), rel, f)
+		if tmp != "" {
+			files = append(files, staged{rel, tmp})
+		}
 		if err != nil {
 			return fmt.Errorf("seed file %s: %w", f.Path, err)
 		}
-		if got := digest(data); got != f.SHA256 {
-			return fmt.Errorf("seed file %s: sha256 %s, the manifest says %s", f.Path, got, f.SHA256)
-		}
-		files = append(files, checked{rel, data})
 	}
 	for _, f := range files {
-		path := filepath.Join(c.dir, f.rel)
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		if err := os.Rename(f.tmp, filepath.Join(c.dir, f.rel)); err != nil {
 			return fmt.Errorf("install seed file: %w", err)
 		}
-		if err := writeFileAtomic(path, f.data); err != nil {
-			return fmt.Errorf("install seed file: %w", err)
-		}
-		s, err := sum(path)
+		s, err := sum(filepath.Join(c.dir, f.rel))
 		if err != nil {
 			return fmt.Errorf("install seed file: %w", err)
 		}
 		c.sums[f.rel] = s
 		c.dirty = true
 	}
+	files = nil
 	return nil
+}
+
+// stage copies the seed file at path into a temporary file beside its place
+// rel in the cache, checking its size and sha256 against f on the way; it
+// returns the temporary file's path (to remove on failure).
+func (c *cache) stage(path, rel string, f seedFile) (string, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	target := filepath.Join(c.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		return "", err
+	}
+	out, err := os.CreateTemp(filepath.Dir(target), filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(in, f.Size+1))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return out.Name(), err
+	case n != f.Size:
+		return out.Name(), fmt.Errorf("size %d, the manifest says %d", n, f.Size)
+	case hex.EncodeToString(h.Sum(nil)) != f.SHA256:
+		return out.Name(), fmt.Errorf("sha256 %s, the manifest says %s", hex.EncodeToString(h.Sum(nil)), f.SHA256)
+	}
+	return out.Name(), nil
 }
 
 // NeedsCompile reports whether Load, given cacheDir (WithCacheDir) and
@@ -274,23 +311,6 @@ func NeedsCompile(cacheDir string, module []byte, seedDirs ...string) bool {
 		}
 	}
 	return true
-}
-
-// readBounded reads the file at path, which must be size bytes long.
-func readBounded(path string, size int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, size+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) != size {
-		return nil, fmt.Errorf("size %d, the manifest says %d", len(data), size)
-	}
-	return data, nil
 }
 
 // seedAvailable reports whether dir holds a seed manifest.
