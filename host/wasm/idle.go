@@ -45,16 +45,20 @@ func (p *Policy) armIdle() {
 		return
 	}
 	if p.idleTimer == nil {
-		p.idleTimer = time.AfterFunc(p.opts.idleDelay, p.idleAfterDelay)
-		return
+		// Made stopped and started below, so that the timer's function,
+		// which reads the field, never runs before it is set.
+		p.idleTimer = time.AfterFunc(time.Hour, p.idleAfterDelay)
+		p.idleTimer.Stop()
 	}
 	p.idleTimer.Reset(p.opts.idleDelay)
 }
 
-// idleAfterDelay is armIdle's timer: it does the idle work unless a call is
-// under way, which arms the timer again when it ends.
+// idleAfterDelay is armIdle's timer: it does the idle work, or, while the
+// lock is held (a call under way, or the call that armed it not yet
+// returned), tries again after the delay.
 func (p *Policy) idleAfterDelay() {
 	if !p.mu.TryLock() {
+		p.idleTimer.Reset(p.opts.idleDelay)
 		return
 	}
 	defer p.mu.Unlock()
