@@ -115,7 +115,7 @@ build: ## build bin/nriwasm (the built-in policies are embedded)
 	$(GO) build -o $(BIN) ./host/cmd/nriwasm
 
 test: ## run every test
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 10m; FUZZFLAGS=-parallel=1 on a shared machine)
 	@set -e; for t in $(FUZZ_TARGETS); do \

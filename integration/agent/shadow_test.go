@@ -83,7 +83,7 @@ func TestAgentShadowDiverges(t *testing.T) {
 	var out []byte
 	for deadline := time.Now().Add(checkTimeout); ; time.Sleep(200 * time.Millisecond) {
 		var err error
-		out, err = exec.Command(binary, "simulate", "--replay", dir, "--policy", "topology-aware", "--config", unpinned).CombinedOutput()
+		out, err = exec.Command(binary, "simulate", "--replay", dir, "-o", "text", "--policy", "topology-aware", "--config", unpinned).CombinedOutput()
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(string(out), "CreateContainer "+w.key()) {
 			break
@@ -93,7 +93,7 @@ func TestAgentShadowDiverges(t *testing.T) {
 		}
 	}
 	t.Logf("replay against the shadow's configuration:\n%s", out)
-	if out, err := exec.Command(binary, "simulate", "--replay", dir, "--policy", "topology-aware").CombinedOutput(); err != nil || !strings.Contains(string(out), " 0 differ") {
+	if out, err := exec.Command(binary, "simulate", "--replay", dir, "-o", "text", "--policy", "topology-aware").CombinedOutput(); err != nil || !strings.Contains(string(out), " 0 differ") {
 		t.Fatalf("replay against the recorded policy and configuration: %v\n%s", err, out)
 	}
 }
