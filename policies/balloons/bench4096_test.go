@@ -2,9 +2,7 @@ package balloons_test
 
 import (
 	"context"
-	"runtime"
 	"testing"
-	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -98,25 +96,13 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 	ctx := context.Background()
 	req := s.Request()
 	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
-	creates := make(policytest.Latencies, 0, b.N)
-	removes := make(policytest.Latencies, 0, b.N)
-	createsCPU := make(policytest.Latencies, 0, b.N)
-	removesCPU := make(policytest.Latencies, 0, b.N)
+	var creates, removes policytest.CallTimes
 	var idle policytest.IdleTimes
 	updates := 0
-	// The calls run on this goroutine's thread: its CPU time is the call's
-	// work, without the time a loaded machine keeps it waiting.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	// The set-up's garbage is collected before the timed calls, as an
-	// agent's after its start; the timed idle work is the calls' own.
-	(&policytest.IdleTimes{}).Idle(b, t, mode)
-	b.ReportAllocs()
-	b.ResetTimer()
+	defer policytest.StartTiming(b, t, mode)()
 	for range b.N {
-		start, cpu := time.Now(), policytest.ThreadCPU(b)
-		resp, err := h.Client.CreateContainer(ctx, req)
-		creates, createsCPU = append(creates, time.Since(start)), append(createsCPU, policytest.ThreadCPU(b)-cpu)
+		var resp *abi.CreateContainerResponse
+		err := creates.Time(b, func() (err error) { resp, err = h.Client.CreateContainer(ctx, req); return err })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -126,10 +112,8 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 		b.StopTimer()
 		idle.Idle(b, t, mode)
 		b.StartTimer()
-		start, cpu = time.Now(), policytest.ThreadCPU(b)
-		rresp, err := h.Client.RemoveContainer(ctx, rm)
-		removes, removesCPU = append(removes, time.Since(start)), append(removesCPU, policytest.ThreadCPU(b)-cpu)
-		if err != nil {
+		var rresp *abi.RemoveContainerResponse
+		if err := removes.Time(b, func() (err error) { rresp, err = h.Client.RemoveContainer(ctx, rm); return err }); err != nil {
 			b.Fatal(err)
 		}
 		updates += len(resp.Updates) + len(rresp.Updates)
@@ -141,9 +125,6 @@ func benchCreateRemove(b *testing.B, t abi.Transport, s spec, mode string) {
 	idle.Report(b)
 	creates.Report(b, "create-")
 	removes.Report(b, "remove-")
-	createsCPU.Report(b, "create-cpu-")
-	b.ReportMetric(float64(createsCPU.Percentile(1).Nanoseconds()), "create-cpu-max-ns")
-	removesCPU.Report(b, "remove-cpu-")
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
 }
 

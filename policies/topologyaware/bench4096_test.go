@@ -3,9 +3,7 @@ package topologyaware_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
-	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -86,21 +84,13 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec, mode string
 	ctx := context.Background()
 	req := s.Request()
 	rm := &abi.RemoveContainerRequest{Pod: req.Pod, Container: req.Container}
-	times := make(policytest.Latencies, 0, b.N)
-	cpu := make(policytest.Latencies, 0, b.N)
+	var calls policytest.CallTimes
 	var idle policytest.IdleTimes
 	updates := 0
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	// The set-up's garbage is collected before the timed calls, as an
-	// agent's after its start; the timed idle work is the calls' own.
-	(&policytest.IdleTimes{}).Idle(b, t, mode)
-	b.ReportAllocs()
-	b.ResetTimer()
+	defer policytest.StartTiming(b, t, mode)()
 	for range b.N {
-		start, cpu0 := time.Now(), policytest.ThreadCPU(b)
-		resp, err := h.Client.CreateContainer(ctx, req)
-		times, cpu = append(times, time.Since(start)), append(cpu, policytest.ThreadCPU(b)-cpu0)
+		var resp *abi.CreateContainerResponse
+		err := calls.Time(b, func() (err error) { resp, err = h.Client.CreateContainer(ctx, req); return err })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -115,9 +105,7 @@ func benchCreateOne(b *testing.B, t abi.Transport, live int, s spec, mode string
 		idle.Idle(b, t, mode)
 		b.StartTimer()
 	}
-	times.Report(b, "")
-	cpu.Report(b, "cpu-")
-	b.ReportMetric(float64(cpu.Percentile(1).Nanoseconds()), "cpu-max-ns")
+	calls.Report(b, "")
 	idle.Report(b)
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
 }
