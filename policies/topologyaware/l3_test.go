@@ -47,3 +47,37 @@ func l3Scenario(t *testing.T, open opener) {
 	}
 	h.check()
 }
+
+// TestL3PoolOrder: a node's L3 pools come in the kernel's order of their
+// caches (sysfs ids), as nri-plugins' L3CacheIDs, and that order breaks the
+// tie between equal L3 pools (one reserved CPU in each). nri-plugins' e2e
+// n4c128/test19-cacheclusters numbers its L3s out of CPU order
+// (docs/fidelity.md).
+func TestL3PoolOrder(t *testing.T) { nativeAndWasm(t, l3OrderScenario) }
+
+func l3OrderScenario(t *testing.T, open opener) {
+	for _, tc := range []struct {
+		machine string
+		first   string // the first L3 pool's CPUs
+		shared  string // its CPUs but the reserved one
+	}{
+		{"TwoL3", "0-3,8-11", "1-3,8-11"},
+		{"TwoL3-ids10", "4-7,12-15", "5-7,12-15"},
+	} {
+		h := mustOpen(t, open, tc.machine, "unlimitedBurstable: l3cache\nreservedResources:\n  cpu: cpuset:0,4\n")
+		var l3 []string
+		for _, p := range h.dump().Pools {
+			if strings.HasPrefix(p.Name, "l3cache") {
+				l3 = append(l3, p.CPUs)
+			}
+		}
+		if len(l3) != 2 || l3[0] != tc.first {
+			t.Errorf("%s: L3 pools %v, want %s first", tc.machine, l3, tc.first)
+		}
+		h.Create(burstable("bu", 100))
+		if got := h.Containers["bu"].GetAssignment().GetCpusetCpus(); got != tc.shared {
+			t.Errorf("%s: unlimited Burstable in an idle node got %s, want the first L3's %s", tc.machine, got, tc.shared)
+		}
+		h.check()
+	}
+}

@@ -1,6 +1,7 @@
 package topologyaware
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -169,7 +170,7 @@ func poolName(parent *pool, lv level, key uint32) string {
 }
 
 // groupBy splits sorted cpus by socket, die, NUMA node or L3 cache, in key
-// order. L3 groups are those caches whose every online CPU is in cpus; CPUs
+// order (L3 caches in the order of their sysfs ids). L3 groups are those caches whose every online CPU is in cpus; CPUs
 // of other caches stay in no group.
 func (ix *topoIndex) groupBy(cpus []uint32, lv level) ([]uint32, [][]uint32) {
 	byKey := map[uint32][]uint32{}
@@ -201,6 +202,13 @@ func (ix *topoIndex) groupBy(cpus []uint32, lv level) ([]uint32, [][]uint32) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	if lv == levelL3 {
+		// L3 pools in the kernel's order of the caches (their sysfs ids),
+		// as nri-plugins' L3CacheIDs: it breaks ties between equal pools.
+		slices.SortStableFunc(keys, func(a, b uint32) int {
+			return cmp.Compare(ix.cpus[byKey[a][0]].l3.SysfsID, ix.cpus[byKey[b][0]].l3.SysfsID)
+		})
+	}
 	groups := make([][]uint32, len(keys))
 	for i, k := range keys {
 		groups[i] = byKey[k]

@@ -33,6 +33,21 @@ var derivedMachines = map[string]func(tb testing.TB) *abi.Topology{
 			}
 		})
 	},
+	// TwoL3 whose kernel numbers its L3 caches the other way round: the
+	// cache of cores 4-7 (cpu4-7,12-15) has sysfs id 0, that of cores 0-3
+	// id 1.
+	"TwoL3-ids10": func(tb testing.TB) *abi.Topology {
+		t := policytest.Machine(tb, "TwoL3").CloneVT()
+		for _, c := range t.Caches {
+			if c.Level == 3 {
+				c.SysfsId = 1
+				if c.Cpus[0] >= 4 {
+					c.SysfsId = 0
+				}
+			}
+		}
+		return t
+	},
 }
 
 // withCPUs is a copy of fixture machine name with f applied to every CPU.

@@ -61,6 +61,15 @@ var fidelityMachines = map[string]func(dir string) error{
 		}
 		return withoutNUMA(dir)
 	},
+	// n4c128 with topology-aware test19-cacheclusters' OVERRIDE_SYS_CACHES:
+	// each of its CPU lists is a cache of its own, numbered in the order
+	// the override lists them (nri-plugins' parseCpuCacheOverrides), so 16
+	// L3s of 8 CPUs (4 cores), 4 per node, and an L2 per package.
+	"n4c128-l3x16": func(dir string) error {
+		return withCaches(dir, topologytest.N4C128(),
+			"0-7 64-71 8-15 72-79 48-55 112-119 56-63 120-127 16-23 80-87 24-31 88-95 32-39 96-103 40-47 104-111",
+			"0-63 64-127")
+	},
 	// n4c16 with balloons test13-cacheclusters' OVERRIDE_SYS_CACHES: an L3
 	// per package, and an L2 per NUMA node (l2x4) or per core (l2x2).
 	"n4c16-l2x4": func(dir string) error {

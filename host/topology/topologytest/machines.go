@@ -131,6 +131,17 @@ func N4C16() Machine {
 	}
 }
 
+// N4C128 is nri-plugins' e2e machine n4c128 (a QEMU guest, its
+// topology.var.json: 2 packages of 2 nodes, 16 cores per node, 2 threads
+// numbered consecutively): node N is cpu32N-32N+31; 2 GiB per node.
+func N4C128() Machine {
+	return Machine{
+		Sockets: 2, NodesPerDie: 2, CoresPerNode: 16, ThreadsPerCore: 2,
+		ThreadsAdjacent: true,
+		MemPerNodeGiB:   2,
+	}
+}
+
 // N4C16Atom45 is N4C16 as nri-plugins' test08-cpuprio-allocation sees it
 // first (OVERRIDE_SYS_ATOM_CPUS=4-5): cpu4 and cpu5, one core of node 1, are
 // efficient cores, the others performance cores.

@@ -44,6 +44,10 @@ type CPU struct {
 type Cache struct {
 	ID, Level uint32
 	Type      abi.CacheType
+	// SysfsID is the kernel's id of the cache (its cache/indexN/id), the
+	// order the kernel numbers a level's caches in; ID numbers them by
+	// first CPU.
+	SysfsID uint32
 	// CPUs are the online CPUs that share the cache.
 	CPUs  cpuset.Set
 	first uint32 // the lowest of CPUs
@@ -223,7 +227,7 @@ func (ix *Index) indexCaches(t *abi.Topology) {
 			}
 		}
 		if len(online) > 0 {
-			ix.caches = append(ix.caches, Cache{ID: c.Id, Level: c.Level, Type: c.Type, CPUs: cpuset.New(online...), first: slices.Min(online)})
+			ix.caches = append(ix.caches, Cache{ID: c.Id, Level: c.Level, Type: c.Type, SysfsID: c.GetSysfsId(), CPUs: cpuset.New(online...), first: slices.Min(online)})
 		}
 	}
 }
