@@ -131,7 +131,7 @@ fuzz-short: ## run every fuzz target for a few hundred executions (CI)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=500x FUZZFLAGS="-fuzzminimizetime=100x $(FUZZFLAGS)"
 
 race: ## run the concurrent packages' tests under the race detector: the ABI, the SDK, the Wasm host and the agent
-	$(GO) test -race ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
+	$(GO) test -race -timeout 30m ./abi/... ./sdk/... ./host/wasm/... ./host/resmgr/... ./host/nri/... ./host/dra/... \
 		./host/claimstatus/... ./host/metrics/... ./host/config/... ./host/state/...
 
 bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench.txt), footprint included
