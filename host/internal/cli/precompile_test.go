@@ -119,4 +119,3 @@ func TestChildCompile(t *testing.T) {
 		t.Fatalf("a cached policy: engine %v, compiling %v", p.Engine(), p.Compiling())
 	}
 }
-
