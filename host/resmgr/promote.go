@@ -2,6 +2,7 @@ package resmgr
 
 import (
 	"context"
+	"runtime/debug"
 	"time"
 )
 
@@ -35,28 +36,34 @@ func (m *Manager) watchCode(p Policy) {
 		for range compiling {
 			m.metrics.CompileFailed()
 		}
-		m.promote(p, u)
+		if m.promote(p, u) {
+			// The interpreter's form of the module is garbage now (~155 MiB
+			// of Go heap for topology-aware, host/wasm/RATIONALE.md) that the
+			// Go runtime would return to the OS only minutes later.
+			debug.FreeOSMemory()
+		}
 	}()
 }
 
 // promote moves p to its compiled code under the manager's lock, as a
 // rebuild: the policy's restore brings the compiled instance up to date
 // from the journal. Nothing happens when p is no longer the running policy
-// (swapped out) or is closed.
-func (m *Manager) promote(p Policy, u codeUpgrader) {
+// (swapped out) or is closed. It reports whether p moved.
+func (m *Manager) promote(p Policy, u codeUpgrader) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.policy != p {
-		return
+		return false
 	}
 	start := time.Now()
 	moved, err := u.Promote(context.Background())
 	if err != nil {
 		m.log.Error(err, "the policy keeps running on the interpreter")
-		return
+		return false
 	}
 	if moved {
 		m.metrics.Interpreted(false)
 		m.log.Info("policy moved from the interpreter to its compiled code", "took", time.Since(start).Round(time.Millisecond).String())
 	}
+	return moved
 }

@@ -332,6 +332,7 @@ func TestAgentInterpreterFirstStartFigures(t *testing.T) {
 		t.Fatalf("the policy did not start on the interpreter; the start's log:\n%s", e.a.StartLog())
 	}
 	interpreted := e.metrics(t).Sum("nriwasm_policy_interpreted") == 1
+	logRSS(t, e.a, fmt.Sprintf("at ready (on the interpreter: %v)", interpreted))
 	before := placeQoSClasses(t, e)
 	t.Logf("the containers were placed on the %s", map[bool]string{true: "interpreter", false: "compiled code (the compile was done first)"}[interpreted])
 	waitFor := time.Now()
