@@ -140,3 +140,32 @@ func TestDRARestoreForeign(t *testing.T) {
 		t.Errorf("shared CPUs %q, want all but the reserved and claim a's", adj.CpusetCpus)
 	}
 }
+
+// TestDRARestoreSwap: in a live swap (InitRequest.swap) a journaled claim
+// whose CPUs the new configuration no longer grants refuses the instance,
+// naming the field that takes them, where a restart keeps it unaccounted;
+// a claim the configuration still grants is taken back as after a restart.
+func TestDRARestoreSwap(t *testing.T) {
+	h1 := newHarness(t, "Desktop1Socket", draOn)
+	h1.Allocate(cpuClaim("u", "cpudevnuma000:2"))
+	h1.Create(bestEffort("hold").Holding(driverName, "u"))
+	cpus := h1.dump().Claims[0].CPUs
+	open := func(config string, swap bool) error {
+		_, err := policytest.Open(t, builds.Native(t), &abi.InitRequest{Config: []byte(config), NodeName: "n1",
+			Topology: policytest.Machine(t, "Desktop1Socket"), Restore: h1.RestoreState(), Swap: swap})
+		return err
+	}
+	taking := map[string]string{
+		draOn + "reservedResources: {cpu: \"cpuset:" + cpus + "\"}\n": "config.reservedResources.cpu",
+		draOn + "availableResources: {cpu: cpuset:12-15}\n":           "config.availableResources.cpu",
+	}
+	for cfg, field := range taking {
+		policytest.WantError(t, open(cfg, true), abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field)
+		if err := open(cfg, false); err != nil {
+			t.Errorf("restart with %q: %v, want the claim kept unaccounted", cfg, err)
+		}
+	}
+	if err := open(draOn+"reservedResources: {cpu: 2}\n", true); err != nil {
+		t.Errorf("swap to a configuration that keeps claim u's CPUs %s: %v", cpus, err)
+	}
+}

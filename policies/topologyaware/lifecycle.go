@@ -18,7 +18,9 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.adoptClaims(r.GetRestore().GetClaims())
+	if err := st.adoptClaims(r.GetRestore().GetClaims(), r.GetSwap()); err != nil {
+		return nil, err
+	}
 	st.adoptAll(r.GetRestore().GetPods(), r.GetRestore().GetContainers())
 	p.st = st
 	return &abi.InitResponse{WantsDra: cfg.DRA}, nil
