@@ -67,6 +67,19 @@ func (s *state) claimConflict(uid string, i int, cpus cpuset.Set) error {
 	return liveError(field, "CPUs %q of claim %s (result %d) are not grantable in this configuration, and a prepared claim keeps its CPUs", cpus, uid, i)
 }
 
+// claimedCPUs are the CPUs the prepared claims' answers report.
+func claimedCPUs(list []*abi.PreparedClaim) cpuset.Set {
+	var all cpuset.Set
+	for _, pc := range list {
+		for _, res := range pc.GetClaim().GetResults() {
+			if cpus, _, ok := restoredPart(pc.GetAllocation().GetDevices(), res); ok {
+				all = all.Union(cpus)
+			}
+		}
+	}
+	return all
+}
+
 // restoredPart reads the CPUs and node of result res from the prepared
 // device that answers it.
 func restoredPart(devices []*abi.PreparedDevice, res *abi.DeviceAllocation) (cpuset.Set, uint32, bool) {
