@@ -37,18 +37,20 @@ func (c *compiled) close(ctx context.Context) error {
 }
 
 // compile prepares the module for instantiation: instrument it for deadlines,
-// compile it (through the on-disk cache), provide WASI, the host log and the
-// interrupt poll imports, and check its exports and imports.
+// compile it (through the on-disk cache) or, with EngineInterpreter or for a
+// module a background compile will bring (WithBackgroundCompile), prepare it
+// for the interpreter; provide WASI, the host log and the interrupt poll
+// imports, and check its exports and imports.
 func compile(ctx context.Context, name string, code []byte, o *options, hostLog api.GoModuleFunc) (*compiled, error) {
 	c := &compiled{}
+	if o.engine == EngineInterpreter {
+		return c.interpret(ctx, name, code, o, hostLog)
+	}
 	if o.cacheDir != "" {
 		var err error
 		if c.cache, err = openCache(o.cacheDir, o.logger); err != nil {
 			return nil, fmt.Errorf("policy %q: %w", name, err)
 		}
-	}
-	if o.engine == EngineInterpreter {
-		return c.interpret(ctx, name, code, o, hostLog)
 	}
 	seeded := ""
 	if c.cache != nil && !c.cache.has(code) {
