@@ -9,8 +9,8 @@ import (
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/wasm"
-	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/policies/builtin"
+	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
