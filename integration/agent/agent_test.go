@@ -159,6 +159,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 func TestAgentKillKeepsCheckpoint(t *testing.T) {
 	e := newEnv(t, "")
 	before := placeQoSClasses(t, e) // the checkpoint holds every assignment by now
+	waitCompiled(t, e)              // the restart's figure is a warm cache's
 	e.a.Kill(t)
 	e.a.Restart(t)
 	t.Logf("FIGURE agent start-to-ready after SIGKILL, warm compilation cache, %d containers: %v", len(e.ids), e.a.ReadyAfter)
