@@ -160,6 +160,22 @@ func N4C16Core0145() Machine {
 	return m
 }
 
+// N4C16EPP is N4C16 with energy-performance preferences (cpufreq's
+// energy_performance_preference) that differ within package 0: cpu4-5, a
+// core of node 1, "performance"; cpu0-3 and cpu6 "balance_power"; cpu7
+// "default". In package 1, cpu8-11 "balance_performance" and cpu12-15
+// have no such file.
+func N4C16EPP() Machine {
+	m := N4C16()
+	m.EPP = []EPP{
+		{CPUs: []int{4, 5}, Value: "performance"},
+		{CPUs: []int{0, 1, 2, 3, 6}, Value: "balance_power"},
+		{CPUs: []int{7}, Value: "default"},
+		{CPUs: []int{8, 9, 10, 11}, Value: "balance_performance"},
+	}
+	return m
+}
+
 // Reference2Socket is the machine `nriwasm simulate` and `nriwasm check` run
 // on when no sysfs tree is named: a 2-socket server of 8 cores per socket, 2
 // threads per core (32 CPUs; socket 0 holds cpu0-7 and their siblings
