@@ -82,8 +82,9 @@ type state struct {
 	dirty dirty.List[*balloon]
 	// pods are the containers in balloons, by pod.
 	pods map[string][]*container
-	// changed is updates' scratch list, kept between calls.
-	changed []change
+	// groups and ids are updates' scratch lists, kept between calls.
+	groups []group
+	ids    []string
 	// open is chooseBalloon's scratch list, kept between calls.
 	open []openBalloon
 }
