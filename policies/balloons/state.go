@@ -422,7 +422,7 @@ func (s *state) resizeLeaf(b *balloon, milli int64) error {
 		s.setCPUs(b, b.cpus.Union(add))
 		s.take(add)
 	case want < have:
-		rm := s.ix.deflate(b.cpus, have-want, &b.t.opts)
+		rm := s.ix.deflate(b.cpus, have-want, &b.t.opts, s.treeFree)
 		s.setCPUs(b, b.cpus.Difference(rm))
 		s.give(rm)
 	}
