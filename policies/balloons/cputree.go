@@ -306,20 +306,20 @@ func (q *qualify) ok(i int, k int32) bool {
 }
 
 // keep filters s, nodes at level i, to those whose node at level j has the
-// most (most) or the fewest counts in counts. Plain loops: in Wasm a call
-// through a function value costs more than the comparison.
+// most (most) or the fewest counts in counts, in one pass: a better count
+// restarts the kept list. Plain loops: in Wasm a call through a function
+// value costs more than the comparison.
 func (sh *treeShape) keep(s []int32, counts [][]int32, j, i int, most bool) []int32 {
 	c, key, order, lo := counts[j], sh.key[j], sh.order, sh.lo[i]
 	best := c[key[order[lo[s[0]]]]]
+	out := s[:1]
 	for _, k := range s[1:] {
-		if v := c[key[order[lo[k]]]]; most && v > best || !most && v < best {
-			best = v
-		}
-	}
-	out := s[:0]
-	for _, k := range s {
-		if c[key[order[lo[k]]]] == best {
+		switch v := c[key[order[lo[k]]]]; {
+		case v == best:
 			out = append(out, k)
+		case most && v > best || !most && v < best:
+			best = v
+			out = append(out[:0], k)
 		}
 	}
 	return out
