@@ -237,11 +237,7 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 		return 0, 0, false
 	}
 	q := qualify{sh: sh, free: free, depth: depth, n: int32(n)}
-	for id := range cur.All() {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]]++
-		}
-	}
+	sh.countCur(cur, 1)
 	s := sh.s1[:0]
 	for k := range free[0] {
 		if q.ok(0, int32(k)) {
@@ -272,13 +268,29 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 			best = k
 		}
 	}
-	for id := range cur.All() {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]] = 0
-		}
-	}
+	sh.countCur(cur, 0)
 	sh.s1 = s[:0]
 	return depth, best, true
+}
+
+// countCur counts cur's CPUs per node in sh.cur (d 1), or zeroes those
+// counts again (d 0), level by level, so that the inner loop keeps one
+// level's keys and counts at hand. The thread level is left out: a choice
+// compares threads that are candidates, free CPUs, which no balloon holds,
+// so their counts are zero anyway.
+func (sh *treeShape) countCur(cur cpuset.Set, d int32) {
+	for i, key := range sh.key[:len(sh.key)-1] {
+		c := sh.cur[i]
+		if d == 0 {
+			for id := range cur.All() {
+				c[key[id]] = 0
+			}
+			continue
+		}
+		for id := range cur.All() {
+			c[key[id]]++
+		}
+	}
 }
 
 // qualify tells which nodes hold a node at depth with n candidates.
