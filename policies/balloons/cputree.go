@@ -237,7 +237,7 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 		return 0, 0, false
 	}
 	q := qualify{sh: sh, free: free, depth: depth, n: int32(n)}
-	sh.countCur(cur, 1)
+	sh.countCur(cur, true)
 	s := sh.s1[:0]
 	for k := range free[0] {
 		if q.ok(0, int32(k)) {
@@ -268,20 +268,20 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 			best = k
 		}
 	}
-	sh.countCur(cur, 0)
+	sh.countCur(cur, false)
 	sh.s1 = s[:0]
 	return depth, best, true
 }
 
-// countCur counts cur's CPUs per node in sh.cur (d 1), or zeroes those
-// counts again (d 0), level by level, so that the inner loop keeps one
+// countCur counts cur's CPUs per node in sh.cur (count), or zeroes those
+// counts again (!count), level by level, so that the inner loop keeps one
 // level's keys and counts at hand. The thread level is left out: a choice
 // compares threads that are candidates, free CPUs, which no balloon holds,
 // so their counts are zero anyway.
-func (sh *treeShape) countCur(cur cpuset.Set, d int32) {
+func (sh *treeShape) countCur(cur cpuset.Set, count bool) {
 	for i, key := range sh.key[:len(sh.key)-1] {
 		c := sh.cur[i]
-		if d == 0 {
+		if !count {
 			for id := range cur.All() {
 				c[key[id]] = 0
 			}
