@@ -289,9 +289,13 @@ func sameCPUs(a, b string) bool {
 // asserted).
 func logRSS(t *testing.T, a *agent.Agent, when string) {
 	t.Helper()
-	rss, err := a.RSS()
-	if err != nil {
-		t.Fatal(err)
+	var mib [3]float64 // VmRSS, of it anonymous and file-backed
+	for i, f := range []string{"VmRSS", "RssAnon", "RssFile"} {
+		b, err := a.Status(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mib[i] = float64(b) / (1 << 20)
 	}
-	t.Logf("FIGURE agent RSS %s: %.1f MiB", when, float64(rss)/(1<<20))
+	t.Logf("FIGURE agent RSS %s: %.1f MiB (anonymous %.1f, file %.1f)", when, mib[0], mib[1], mib[2])
 }
