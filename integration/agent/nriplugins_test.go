@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nriwasm/nriwasm/integration/containerd"
 )
 
@@ -78,15 +80,33 @@ func TestNRIPluginsSideBySide(t *testing.T) {
 	e.remove(t, bestEffort)
 	e.a.Stop(t)
 
-	// Theirs, on the same containerd.
+	// Theirs, on the same containerd. It bind-mounts a directory of its
+	// state into every container, with rslave propagation, which runc refuses
+	// unless the state directory is on a shared mount (its chart mounts a
+	// host path): make it one.
 	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(state, state, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind-mounting nri-plugins' state directory: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(state, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmounting nri-plugins' state directory: %v", err)
+		}
+	})
+	if err := unix.Mount("", state, "", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
+		t.Fatalf("making nri-plugins' state directory a shared mount: %v", err)
+	}
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(nriPluginsConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out lockedBuffer
 	cmd := exec.Command(bin, "--config-file", cfg, "--nri-socket", e.c.NRISocket,
-		"--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "pid"))
+		"--state-dir", state, "--pid-file", filepath.Join(dir, "pid"))
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Env = append(os.Environ(), "NODE_NAME=nriwasm-it")
 	start := time.Now()
