@@ -53,7 +53,7 @@ FUZZ_TARGETS := \
 FUZZTIME ?= 10m
 FUZZFLAGS ?=
 
-.PHONY: help tools generate policies build test race bench bench-footprint lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
+.PHONY: help tools generate policies build test race bench bench-footprint bench-nri-plugins nri-plugins-deps lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -144,6 +144,12 @@ bench-footprint: ## guest sizes, the agent's RSS and start to ready with 1,000 c
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 
+nri-plugins-deps: ## build nri-plugins' own topology-aware agent at a pinned commit for bench-nri-plugins (cached; NRI_PLUGINS_GIT: where to fetch it, default GitHub)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/nri-plugins-deps
+
+bench-nri-plugins: integration-deps nri-plugins-deps ## nri-plugins' agent and ours against one containerd: start to ready and RSS, side by side (as root)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,nriplugins -count=1 -v -run TestNRIPluginsSideBySide ./integration/agent/
+
 lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, go mod tidy, buf lint and breaking
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -151,10 +157,12 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet -tags integration ./integration/...
 	$(GO) vet -tags integration,e2e ./integration/e2e/
 	$(GO) vet -tags integration,browser ./integration/browser/
+	$(GO) vet -tags integration,nriplugins ./integration/agent/
 	$(WASM_ENV) $(GO) vet ./sdk/... ./policies/... ./internal/builtintest/ ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/ ./host/abicheck/testdata/faulty/...
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
 	staticcheck -tags integration,browser ./integration/browser/
+	staticcheck -tags integration,nriplugins ./integration/agent/
 	staticcheck -tags integration,e2e ./integration/e2e/
 
 buf-lint:
