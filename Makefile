@@ -42,6 +42,7 @@ FUZZ_TARGETS := \
 	./host/state:FuzzUnmarshal \
 	./host/state:FuzzReplayLog \
 	./abi/cpuset:FuzzParseList \
+	./sdk/go/kit/jsontext:FuzzParseAsEncodingJSON \
 	./host/config:FuzzParse \
 	./host/config:FuzzParseQuantity \
 	./host/internal/scenario:FuzzParse \
