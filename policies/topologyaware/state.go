@@ -57,8 +57,8 @@ type state struct {
 	claims       map[string]*claim
 }
 
-func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
-	res, err := resolve(cfg, ix)
+func newState(cfg Config, ix *topoIndex, driver string, claimed cpuset.Set) (*state, error) {
+	res, err := resolve(cfg, ix, claimed)
 	if err != nil {
 		return nil, err
 	}
