@@ -26,6 +26,9 @@ type container struct {
 	pinCPU   bool     // the policy answers its cpuset_cpus
 	hideHT   bool     // hide-hyperthreads: one thread of each core of its grant
 	mems     string   // the cpuset_mems it was given
+	memZone  nodeMask // the memory nodes its memory is accounted to (0: not accounted)
+	memKinds memKinds // the kinds of memory it asked for
+	memSeq   int64    // its memory request's age (memAlloc.seq)
 	sent     string   // the cpuset_cpus it was last given ("" when none)
 }
 
@@ -55,6 +58,12 @@ type state struct {
 	devices      []*nodeDevice
 	deviceByName map[string]*nodeDevice
 	claims       map[string]*claim
+
+	mem      *memAlloc    // memory accounting per zone (nri-plugins' libmem)
+	memMoved []*container // containers whose memory nodes an allocation widened
+	offerAt  []int        // scratch for memory offers: the decision that computed each pool's
+	offers   []memOffer   // scratch for memory offers, by pool id
+	decision int          // counts decisions, for offerAt
 }
 
 func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
@@ -66,7 +75,7 @@ func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
 		driver = defaultDriver
 	}
 	s := &state{cfg: cfg, ix: ix, res: res, pools: buildPools(ix, res), leaf: make([]*pool, len(ix.cpus)), ctrs: map[string]*container{},
-		driver: driver, claims: map[string]*claim{}}
+		driver: driver, claims: map[string]*claim{}, mem: newMemAlloc(ix)}
 	for _, p := range s.pools {
 		p.excl = &s.exclusive
 		for _, id := range p.cpus.Sorted() {
@@ -160,6 +169,7 @@ func (s *state) add(c *container) {
 		i, _ := slices.BinarySearchFunc(c.pool.members, c.id, byID)
 		c.pool.members = slices.Insert(c.pool.members, i, c)
 	}
+	s.account(c)
 	s.ctrs[c.id] = c
 }
 
@@ -189,6 +199,7 @@ func (s *state) remove(id string) {
 		return
 	}
 	delete(s.ctrs, id)
+	s.mem.release(id)
 	if c.colocates() {
 		c.pool.colocated--
 	}
