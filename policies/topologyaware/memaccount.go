@@ -50,8 +50,9 @@ func (s *state) account(c *container) {
 	c.memSeq = r.seq
 }
 
-// memChoice is one decision's memory offers, one per pool, computed when
-// the pool order first needs them.
+// memChoice is one decision's memory offers, computed when the pool order
+// first needs them: one per distinct set of memory nodes (a node's L3
+// pools, a socket of one node share theirs).
 type memChoice struct {
 	s     *state
 	req   memReq
@@ -60,9 +61,6 @@ type memChoice struct {
 
 func (s *state) newMemChoice(pod *abi.PodSandbox, spec *abi.Container, kinds memKinds) *memChoice {
 	s.decision++
-	if len(s.offerAt) != len(s.pools) {
-		s.offerAt, s.offers = make([]int, len(s.pools)), make([]memOffer, len(s.pools))
-	}
 	return &memChoice{s: s, req: memReq{id: spec.GetId(), size: memSize(spec), kinds: kinds, prio: memPrio(qosOf(pod, spec))},
 		nodes: s.mem.byKinds(kinds)}
 }
@@ -71,15 +69,15 @@ func (s *state) newMemChoice(pod *abi.PodSandbox, spec *abi.Container, kinds mem
 // libmem would allocate them (nri-plugins' getMemOffer).
 func (m *memChoice) of(p *pool) *memOffer {
 	s := m.s
-	if s.offerAt[p.id] != s.decision {
+	if i := p.maskID; s.offerAt[i] != s.decision {
 		if s.mem.off {
-			s.offers[p.id] = memOffer{}
+			s.offers[i] = memOffer{}
 		} else {
-			s.offers[p.id] = s.mem.offer(m.req, p.memMask&m.nodes)
+			s.offers[i] = s.mem.offer(m.req, p.memMask&m.nodes)
 		}
-		s.offerAt[p.id] = s.decision
+		s.offerAt[i] = s.decision
 	}
-	return &s.offers[p.id]
+	return &s.offers[p.maskID]
 }
 
 // withOffer is nri-plugins' "better matching memory offer" (compareScores):
@@ -91,9 +89,8 @@ func (m *memChoice) withOffer(next order) order {
 		if (oa.err == nil) != (ob.err == nil) {
 			return first(oa.err == nil)
 		}
-		if oa.err == nil && oa.zone != ob.zone {
-			ta, tb := m.s.mem.kindsOf(oa.zone) == m.req.kinds, m.s.mem.kindsOf(ob.zone) == m.req.kinds
-			if ta != tb {
+		if oa.err == nil {
+			if ta, tb := oa.kinds == m.req.kinds, ob.kinds == m.req.kinds; ta != tb {
 				return first(ta)
 			}
 		}

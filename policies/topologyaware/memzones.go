@@ -85,13 +85,14 @@ type memAlloc struct {
 	kinds    memKinds
 	capacity [64]int64
 	kindOf   [64]memKinds
-	near     [64][]distGroup // other nodes with memory, by increasing distance
+	near     [64][]distGroup      // other nodes with memory, by increasing distance
+	ofKinds  [memAll + 1]nodeMask // the nodes with memory of one of the kinds, by kinds
 	zones    map[nodeMask]*memZone
 	reqs     map[string]*memReq
 	seq      int64
 	// journal of a trial allocation: each moved request's zone before it.
-	trial    bool
-	reverts  map[*memReq]nodeMask
+	trial   bool
+	reverts map[*memReq]nodeMask
 	// dirty: a request was added without resolving an overcommit (a
 	// restored one), so some zone may be overcommitted.
 	dirty bool
@@ -115,6 +116,13 @@ func newMemAlloc(ix *topoIndex) *memAlloc {
 	if a.all == 0 {
 		a.off = true // no node reports its memory: nothing to account
 		return a
+	}
+	for k := range a.ofKinds {
+		for n := range a.each(a.all) {
+			if a.kindOf[n]&memKinds(k) != 0 {
+				a.ofKinds[k] |= 1 << n
+			}
+		}
 	}
 	for n := range a.each(a.all) {
 		var groups []distGroup
@@ -158,15 +166,7 @@ func maskOf(nodes []uint32) nodeMask {
 }
 
 // byKinds is the nodes with memory of one of kinds.
-func (a *memAlloc) byKinds(kinds memKinds) nodeMask {
-	var m nodeMask
-	for n := range a.each(a.all) {
-		if a.kindOf[n]&kinds != 0 {
-			m |= 1 << n
-		}
-	}
-	return m
-}
+func (a *memAlloc) byKinds(kinds memKinds) nodeMask { return a.ofKinds[kinds&memAll] }
 
 // kindsOf is the kinds of memory in zone.
 func (a *memAlloc) kindsOf(zone nodeMask) memKinds {
@@ -411,6 +411,7 @@ func (a *memAlloc) shrink(zone nodeMask, amount int64, limit int, extra memKinds
 // zone and the requests that would move, or why it cannot be had.
 type memOffer struct {
 	zone  nodeMask
+	kinds memKinds // of zone's memory
 	moves map[string]nodeMask
 	err   error
 }
@@ -424,7 +425,7 @@ func (a *memAlloc) offer(r memReq, affinity nodeMask) memOffer {
 	}
 	zone := a.initialZone(affinity, r.kinds)
 	if a.fits(zone, r.size) {
-		return memOffer{zone: zone}
+		return memOffer{zone: zone, kinds: a.kindsOf(zone)}
 	}
 	a.trial, a.reverts = true, map[*memReq]nodeMask{}
 	tmp := r
@@ -453,6 +454,7 @@ func (a *memAlloc) offer(r memReq, affinity nodeMask) memOffer {
 	if err != nil {
 		return memOffer{err: err}
 	}
+	o.kinds = a.kindsOf(o.zone)
 	return o
 }
 

@@ -42,6 +42,7 @@ type pool struct {
 	memsText string     // those of the default kinds: what its containers get unless annotated
 	memBytes uint64     // the memory of those nodes (MemTotal)
 	memMask  nodeMask   // mems as a mask
+	maskID   int        // pools of one memMask share an id (memory offers are cached by it)
 	defMask  nodeMask   // the nodes of memsText as a mask
 	sharable cpuset.Set // cpus − reserved − isolated: what shared containers may use
 	isolated cpuset.Set // cpus ∩ isolated: for exclusive grants only

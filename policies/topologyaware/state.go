@@ -61,8 +61,8 @@ type state struct {
 
 	mem      *memAlloc    // memory accounting per zone (nri-plugins' libmem)
 	memMoved []*container // containers whose memory nodes an allocation widened
-	offerAt  []int        // scratch for memory offers: the decision that computed each pool's
-	offers   []memOffer   // scratch for memory offers, by pool id
+	offerAt  []int        // scratch for memory offers: the decision that computed each, by pool.maskID
+	offers   []memOffer   // scratch for memory offers, by pool.maskID
 	decision int          // counts decisions, for offerAt
 }
 
@@ -76,6 +76,16 @@ func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
 	}
 	s := &state{cfg: cfg, ix: ix, res: res, pools: buildPools(ix, res), leaf: make([]*pool, len(ix.cpus)), ctrs: map[string]*container{},
 		driver: driver, claims: map[string]*claim{}, mem: newMemAlloc(ix)}
+	maskIDs := map[nodeMask]int{}
+	for _, p := range s.pools {
+		id, ok := maskIDs[p.memMask]
+		if !ok {
+			id = len(maskIDs)
+			maskIDs[p.memMask] = id
+		}
+		p.maskID = id
+	}
+	s.offerAt, s.offers = make([]int, len(maskIDs)), make([]memOffer, len(maskIDs))
 	for _, p := range s.pools {
 		p.excl = &s.exclusive
 		for _, id := range p.cpus.Sorted() {
