@@ -482,16 +482,6 @@ func (a *memAlloc) fits(zone nodeMask, size int64) bool {
 	return true
 }
 
-// commit allocates r as offer o said: r in o's zone, o's moves made.
-func (a *memAlloc) commit(r *memReq, o memOffer) {
-	for id, zone := range o.moves {
-		if q := a.reqs[id]; q != nil {
-			a.move(zone, q)
-		}
-	}
-	a.add(r, o.zone)
-}
-
 // add assigns r to zone as it is, without looking for overcommit (a
 // restored or carried-over container keeps its memory nodes).
 func (a *memAlloc) add(r *memReq, zone nodeMask) {
