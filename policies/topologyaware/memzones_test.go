@@ -1,6 +1,7 @@
 package topologyaware_test
 
 import (
+	"context"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -114,4 +115,36 @@ func memoryOvercommitScenario(t *testing.T, open opener) {
 	_, err := h.TryCreate(pmem("full", 7*gib))
 	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, "container.resources.memory_request_bytes")
 	h.check()
+}
+
+// TestMemoryMovesInSynchronize: containers Synchronize places (no
+// assignment) are accounted in id order, and one that a later placement
+// moves is told its final CPUs and memory nodes in one update.
+func TestMemoryMovesInSynchronize(t *testing.T) {
+	h := newHarness(t, memMachine, "")
+	req := &abi.SynchronizeRequest{}
+	for _, s := range []spec{
+		burstable("b", 100).Limited(200).Memory(gib, gib).With(annMemoryType, "pmem"),
+		pmem("g1", 3584<<20),
+		pmem("g2", 3584<<20),
+	} {
+		r := s.Request()
+		req.Pods, req.Containers = append(req.Pods, r.Pod), append(req.Containers, r.Container)
+	}
+	resp, err := h.Client.Synchronize(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Synchronize: %v", err)
+	}
+	got := map[string]*abi.ContainerUpdate{}
+	for _, u := range resp.GetUpdates() {
+		got[u.GetContainerId()] = u
+	}
+	// g1 next to b would move b; beside it, nothing moves: g1 takes the
+	// other PMEM node. g2 then overcommits both: beside b only b moves.
+	if u := got["b"]; u.GetCpusetCpus() == "" || u.GetCpusetMems() != "4-5" {
+		t.Errorf("b's update %v, want its CPUs and mems 4-5", u)
+	}
+	if g1, g2 := got["g1"].GetCpusetMems(), got["g2"].GetCpusetMems(); g1 == g2 || (g1 != "4" && g1 != "5") || (g2 != "4" && g2 != "5") {
+		t.Errorf("g1, g2: mems %s, %s; want one PMEM node each", g1, g2)
+	}
 }

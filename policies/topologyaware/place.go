@@ -36,7 +36,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		return nil, err
 	}
 	// byAffinity is an order with the pools c has affinity to first, then
-	// those with the memory kinds it asks for.
+	// by hints, then by the memory offers.
 	// Topology hints come right after affinity (nri-plugins' compareScores).
 	hints := s.hintsOf(pod, spec)
 	// Then the memory offer (its failure, its kinds) and memory limits;
