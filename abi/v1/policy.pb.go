@@ -302,7 +302,15 @@ type InitRequest struct {
 	// Since ABI v1.1: the ABI minor version the host implements; 0 from a v1.0 host.
 	// It tells the policy which additions of v1 it may use in its answers (1:
 	// ContainerUpdate.also_container_ids).
-	HostAbiMinor  uint32 `protobuf:"varint,6,opt,name=host_abi_minor,json=hostAbiMinor,proto3" json:"host_abi_minor,omitempty"`
+	HostAbiMinor uint32 `protobuf:"varint,6,opt,name=host_abi_minor,json=hostAbiMinor,proto3" json:"host_abi_minor,omitempty"`
+	// Since ABI v1.4: this instance is built to replace the running policy in a
+	// live swap (a new module or a configuration the running one refused live),
+	// not to recover after a restart or a trap. The running policy keeps serving
+	// if this Init fails, so a policy should refuse (FAILED_PRECONDITION, naming
+	// the configuration field) a restore it cannot honour in full, such as a
+	// prepared claim whose CPUs the configuration no longer grants, rather than
+	// keep it unaccounted as it must after a restart. False from an older host.
+	Swap          bool `protobuf:"varint,7,opt,name=swap,proto3" json:"swap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -377,6 +385,13 @@ func (x *InitRequest) GetHostAbiMinor() uint32 {
 		return x.HostAbiMinor
 	}
 	return 0
+}
+
+func (x *InitRequest) GetSwap() bool {
+	if x != nil {
+		return x.Swap
+	}
+	return false
 }
 
 // RestoreState is the host's journal: every live pod, container and prepared claim
@@ -936,7 +951,7 @@ const file_abi_v1_policy_proto_rawDesc = "" +
 	"\vInfoRequest\x12$\n" +
 	"\x0ehost_abi_minor\x18\x01 \x01(\rR\fhostAbiMinor\"B\n" +
 	"\fInfoResponse\x122\n" +
-	"\bmetadata\x18\x01 \x01(\v2\x16.abi.v1.PolicyMetadataR\bmetadata\"\xe7\x01\n" +
+	"\bmetadata\x18\x01 \x01(\v2\x16.abi.v1.PolicyMetadataR\bmetadata\"\xfb\x01\n" +
 	"\vInitRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\fR\x06config\x12\x1b\n" +
 	"\tnode_name\x18\x02 \x01(\tR\bnodeName\x12,\n" +
@@ -944,7 +959,8 @@ const file_abi_v1_policy_proto_rawDesc = "" +
 	"\arestore\x18\x04 \x01(\v2\x14.abi.v1.RestoreStateR\arestore\x12\x1f\n" +
 	"\vdriver_name\x18\x05 \x01(\tR\n" +
 	"driverName\x12$\n" +
-	"\x0ehost_abi_minor\x18\x06 \x01(\rR\fhostAbiMinor\"\x98\x01\n" +
+	"\x0ehost_abi_minor\x18\x06 \x01(\rR\fhostAbiMinor\x12\x12\n" +
+	"\x04swap\x18\a \x01(\bR\x04swap\"\x98\x01\n" +
 	"\fRestoreState\x12&\n" +
 	"\x04pods\x18\x01 \x03(\v2\x12.abi.v1.PodSandboxR\x04pods\x121\n" +
 	"\n" +

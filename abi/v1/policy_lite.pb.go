@@ -204,6 +204,14 @@ type InitRequest struct {
 	// It tells the policy which additions of v1 it may use in its answers (1:
 	// ContainerUpdate.also_container_ids).
 	HostAbiMinor uint32 `protobuf:"varint,6,opt,name=host_abi_minor,json=hostAbiMinor,proto3" json:"hostAbiMinor,omitempty"`
+	// Since ABI v1.4: this instance is built to replace the running policy in a
+	// live swap (a new module or a configuration the running one refused live),
+	// not to recover after a restart or a trap. The running policy keeps serving
+	// if this Init fails, so a policy should refuse (FAILED_PRECONDITION, naming
+	// the configuration field) a restore it cannot honour in full, such as a
+	// prepared claim whose CPUs the configuration no longer grants, rather than
+	// keep it unaccounted as it must after a restart. False from an older host.
+	Swap bool `protobuf:"varint,7,opt,name=swap,proto3" json:"swap,omitempty"`
 }
 
 func (x *InitRequest) Reset() {
@@ -252,6 +260,13 @@ func (x *InitRequest) GetHostAbiMinor() uint32 {
 		return x.HostAbiMinor
 	}
 	return 0
+}
+
+func (x *InitRequest) GetSwap() bool {
+	if x != nil {
+		return x.Swap
+	}
+	return false
 }
 
 // RestoreState is the host's journal: every live pod, container and prepared claim
@@ -601,6 +616,7 @@ func (m *InitRequest) CloneVT() *InitRequest {
 	r.Restore = m.Restore.CloneVT()
 	r.DriverName = m.DriverName
 	r.HostAbiMinor = m.HostAbiMinor
+	r.Swap = m.Swap
 	if rhs := m.Config; rhs != nil {
 		r.Config = slices.Clone(rhs)
 	}
@@ -919,6 +935,9 @@ func (this *InitRequest) EqualVT(that *InitRequest) bool {
 		return false
 	}
 	if this.HostAbiMinor != that.HostAbiMinor {
+		return false
+	}
+	if this.Swap != that.Swap {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -1428,6 +1447,16 @@ func (m *InitRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.Swap {
+		i--
+		if m.Swap {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x38
 	}
 	if m.HostAbiMinor != 0 {
 		i = protobuf_go_lite.EncodeVarint(dAtA, i, uint64(m.HostAbiMinor))
@@ -2066,6 +2095,9 @@ func (m *InitRequest) SizeVT() (n int) {
 	}
 	if m.HostAbiMinor != 0 {
 		n += 1 + protobuf_go_lite.SizeOfVarint(uint64(m.HostAbiMinor))
+	}
+	if m.Swap {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -2731,6 +2763,18 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			if err != nil {
 				return err
 			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Swap", wireType)
+			}
+			var v int
+			var _v uint64
+			_v, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			v = int(_v)
+			if err != nil {
+				return err
+			}
+			m.Swap = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])
@@ -4064,6 +4108,18 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			if err != nil {
 				return err
 			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Swap", wireType)
+			}
+			var v int
+			var _v uint64
+			_v, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			v = int(_v)
+			if err != nil {
+				return err
+			}
+			m.Swap = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])

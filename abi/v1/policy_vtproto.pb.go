@@ -95,6 +95,7 @@ func (m *InitRequest) CloneVT() *InitRequest {
 	r.Restore = m.Restore.CloneVT()
 	r.DriverName = m.DriverName
 	r.HostAbiMinor = m.HostAbiMinor
+	r.Swap = m.Swap
 	if rhs := m.Config; rhs != nil {
 		tmpBytes := make([]byte, len(rhs))
 		copy(tmpBytes, rhs)
@@ -437,6 +438,9 @@ func (this *InitRequest) EqualVT(that *InitRequest) bool {
 		return false
 	}
 	if this.HostAbiMinor != that.HostAbiMinor {
+		return false
+	}
+	if this.Swap != that.Swap {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -946,6 +950,16 @@ func (m *InitRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.Swap {
+		i--
+		if m.Swap {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x38
 	}
 	if m.HostAbiMinor != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.HostAbiMinor))
@@ -1584,6 +1598,9 @@ func (m *InitRequest) SizeVT() (n int) {
 	}
 	if m.HostAbiMinor != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.HostAbiMinor))
+	}
+	if m.Swap {
+		n += 2
 	}
 	n += len(m.unknownFields)
 	return n
@@ -2449,6 +2466,26 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Swap", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Swap = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -4230,6 +4267,26 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 					break
 				}
 			}
+		case 7:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Swap", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Swap = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -191,13 +191,15 @@ type incoming struct {
 	switched atomic.Bool
 }
 
-// restore is the incoming policy's wasm.RestoreFunc.
+// restore is the incoming policy's wasm.RestoreFunc. Before the switch its
+// Init says it is a swap (InitRequest.swap): the policy refuses a journal it
+// cannot honour in full, and the running policy stays.
 func (in *incoming) restore(ctx context.Context, t abi.Transport) error {
 	if in.switched.Load() {
 		return in.m.restore(ctx, t)
 	}
 	resp, err := abi.NewClient(t).Init(ctx, &abi.InitRequest{
-		Config: in.cfg.Policy.Data, NodeName: in.m.node, Topology: in.m.topo, Restore: in.rs, DriverName: in.driver,
+		Config: in.cfg.Policy.Data, NodeName: in.m.node, Topology: in.m.topo, Restore: in.rs, DriverName: in.driver, Swap: true,
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package resmgr_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/internal/builtintest"
 	"github.com/nriwasm/nriwasm/policies/builtin"
+	"github.com/nriwasm/nriwasm/policies/topologyaware"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -98,13 +100,19 @@ type swapAgent struct {
 
 func newSwapAgent(t *testing.T, policyConfig string) *swapAgent {
 	t.Helper()
+	return newSwapAgentWith(t, policyConfig, &wasmResolve{t: t})
+}
+
+// newSwapAgentWith is newSwapAgent resolving policies with res.
+func newSwapAgentWith(t *testing.T, policyConfig string, res *wasmResolve) *swapAgent {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Policy.Name = "topology-aware"
 	cfg.Policy.CacheDir = cacheDir
 	cfg.Policy.Config = config.RawConfig(policyConfig)
 	cfg.Policy.Data = []byte(policyConfig)
 	cfg.StateDir = t.TempDir()
-	a := &swapAgent{cfg: cfg, res: &wasmResolve{t: t}, met: metrics.New()}
+	a := &swapAgent{cfg: cfg, res: res, met: metrics.New()}
 	cand, err := a.res.resolve(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -432,5 +440,64 @@ func TestSwapKeepsObservers(t *testing.T) {
 	defer x.mu.Unlock()
 	if len(x.methods) != 1 || x.methods[0] != abi.Method_METHOD_CREATE_CONTAINER {
 		t.Fatalf("the observer saw %v after the swap, want the CreateContainer", x.methods)
+	}
+}
+
+// TestSwapKeepsPreparedClaims: a configuration that moves the reserved CPUs
+// onto a prepared claim's CPU is refused live (the claim cannot move) and
+// must not reach the node through a swap either: the new instance would take
+// the claim back unaccounted and hand its CPU to others. The swap fails, the
+// running configuration stays, and the claim's CPU is still the claim's: the
+// next exclusive grant avoids it.
+//
+// The policy runs natively (the same Go code as its .wasm) so that the test
+// follows the policy's source before the .wasm is rebuilt; the agent's soak
+// (integration/soak) runs the same through the module.
+func TestSwapKeepsPreparedClaims(t *testing.T) {
+	const base = `{"dra":{"enabled":true}}`
+	a := newSwapAgentWith(t, base, &wasmResolve{t: t, natives: map[string]func() policy.Policy{
+		"topology-aware": func() policy.Policy { return topologyaware.New() },
+	}})
+	ctx := context.Background()
+	if _, err := a.m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	claim := &abi.Claim{Uid: "u1", Namespace: "default", Name: "claim-u1", Results: []*abi.DeviceAllocation{{
+		Request: "cpus", Pool: "node-1", Device: "cpudevnuma000", ConsumedCapacity: map[string]string{"dra.cpu/cpu": "1"},
+	}}}
+	resp, err := a.m.PrepareClaim(ctx, claim, func(*abi.AllocateResponse) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status struct {
+		CPUSet string `json:"cpuset"`
+	}
+	if err := json.Unmarshal(resp.GetDevices()[0].GetStatus().GetData(), &status); err != nil || status.CPUSet == "" {
+		t.Fatalf("claim status %s: %v", resp.GetDevices()[0].GetStatus().GetData(), err)
+	}
+	newConfig := `{"dra":{"enabled":true},"reservedResources":{"cpu":"cpuset:` + status.CPUSet + `"}}`
+	cfg := a.changed(func(c *config.Config) {
+		c.Policy.Config, c.Policy.Data = config.RawConfig(newConfig), []byte(newConfig)
+	})
+	err = a.m.ApplyConfig(ctx, cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "claim u1") {
+		t.Fatalf("configuration that takes claim u1's CPU %s: %v, want a refusal naming the claim", status.CPUSet, err)
+	}
+	if got := string(a.m.Config().Policy.Data); got != base {
+		t.Fatalf("running policy configuration %s, want %s", got, base)
+	}
+	if n := mustCounter(a.met, "nriwasm_policy_swaps_total", metrics.SwapAccepted).value(); n != 0 {
+		t.Fatalf("swaps accepted %v, want 0", n)
+	}
+	for i := range 15 {
+		id := fmt.Sprintf("g%d", i)
+		req := policytest.Container(id, 1000).Guaranteed().Request()
+		adj, _, err := a.m.CreateContainer(ctx, req.GetPod(), req.GetContainer())
+		if err != nil {
+			break
+		}
+		if adj.GetCpusetCpus() == status.CPUSet {
+			t.Fatalf("container %s was given claim u1's CPU %s", id, status.CPUSet)
+		}
 	}
 }

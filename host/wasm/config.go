@@ -82,6 +82,7 @@ func withConfig(req abi.Message, config []byte) abi.Message {
 			Restore:      r.Restore,
 			DriverName:   r.DriverName,
 			HostAbiMinor: r.HostAbiMinor,
+			Swap:         r.Swap,
 		}
 	case *abi.ReconfigureRequest:
 		return &abi.ReconfigureRequest{Config: config}

@@ -47,7 +47,9 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.restore(r.GetRestore())
+	if err := st.restore(r.GetRestore(), r.GetSwap()); err != nil {
+		return nil, err
+	}
 	if err := st.createMinBalloons(); err != nil {
 		return nil, err
 	}

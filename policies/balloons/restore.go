@@ -29,8 +29,10 @@ type restored struct {
 // CPUs its containers were given. CPUs two balloons' containers were both
 // given are idle shared CPUs, and nobody's own. Nothing answers an update
 // now: a balloon rebuilt with other CPUs than its containers hold tells
-// them with the next call's updates.
-func (s *state) restore(rs *abi.RestoreState) {
+// them with the next call's updates. A claim naming no balloon device of
+// this configuration is dropped after a restart; in a live swap (strict),
+// where the running policy still serves, it refuses the new instance.
+func (s *state) restore(rs *abi.RestoreState, strict bool) error {
 	groups := map[[2]any]*restored{}
 	get := func(t *btype, inst int) *restored {
 		k := [2]any{t.Name, inst}
@@ -41,6 +43,10 @@ func (s *state) restore(rs *abi.RestoreState) {
 	}
 	for _, pc := range rs.GetClaims() {
 		t, inst, ok := s.parseDevice(pc.GetClaim().GetResults())
+		if !ok && strict {
+			return abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, "config.balloonTypes",
+				"prepared claim %s names no balloon device of this configuration, and a prepared claim keeps its balloon", pc.GetClaim().GetUid())
+		}
 		if !ok {
 			policy.Log.Warnf("restore: claim %s names no balloon device of this configuration; dropped", pc.GetClaim().GetUid())
 			continue
@@ -92,6 +98,7 @@ func (s *state) restore(rs *abi.RestoreState) {
 		g.cpus = g.cpus.Union(cpus.Intersection(s.available))
 	}
 	s.rebuild(groups)
+	return nil
 }
 
 // rebuild makes the balloons of the restored groups.

@@ -14,8 +14,11 @@ import (
 // CPUs their answer reported (each prepared device's status data) and that
 // answer kept for a repeated Allocate. A claim whose CPUs are not grantable
 // on its device's node or clash with an earlier grant is kept as it is,
-// unaccounted ("foreign"), as containers with foreign cpusets are.
-func (s *state) adoptClaims(list []*abi.PreparedClaim) {
+// unaccounted ("foreign"), as containers with foreign cpusets are — after a
+// restart the claim's container runs there whatever this configuration says.
+// In a live swap (strict) the running policy still serves, so such a claim
+// refuses the new instance instead: its CPUs stay the claim's.
+func (s *state) adoptClaims(list []*abi.PreparedClaim, strict bool) error {
 	list = slices.Clone(list)
 	slices.SortStableFunc(list, func(a, b *abi.PreparedClaim) int {
 		return strings.Compare(a.GetClaim().GetUid(), b.GetClaim().GetUid())
@@ -35,6 +38,9 @@ func (s *state) adoptClaims(list []*abi.PreparedClaim) {
 				node = d.node
 			}
 			if !ok || d == nil || cpus.IsEmpty() || !cpus.IsSubsetOf(d.cpus) || cpus.Intersects(s.exclusive) || cpus.Intersects(taken) {
+				if strict {
+					return s.claimConflict(uid, i, cpus)
+				}
 				if !c.foreign {
 					policy.Log.Warnf("claim %s: result %d has CPUs %q this policy cannot take; kept unaccounted", uid, i, cpus)
 				}
@@ -46,6 +52,32 @@ func (s *state) adoptClaims(list []*abi.PreparedClaim) {
 		c.cpus, c.cpusText = taken, taken.String()
 		s.addClaim(c)
 	}
+	return nil
+}
+
+// claimConflict is the refusal of a swap whose configuration cannot give
+// claim uid's result i its CPUs back: FAILED_PRECONDITION, naming the field
+// that takes them (the reserved CPUs unless they fall outside the available
+// ones).
+func (s *state) claimConflict(uid string, i int, cpus cpuset.Set) error {
+	field := fieldReserved
+	if !cpus.Difference(s.res.available).IsEmpty() {
+		field = fieldAvailable
+	}
+	return liveError(field, "CPUs %q of claim %s (result %d) are not grantable in this configuration, and a prepared claim keeps its CPUs", cpus, uid, i)
+}
+
+// claimedCPUs are the CPUs the prepared claims' answers report.
+func claimedCPUs(list []*abi.PreparedClaim) cpuset.Set {
+	var all cpuset.Set
+	for _, pc := range list {
+		for _, res := range pc.GetClaim().GetResults() {
+			if cpus, _, ok := restoredPart(pc.GetAllocation().GetDevices(), res); ok {
+				all = all.Union(cpus)
+			}
+		}
+	}
+	return all
 }
 
 // restoredPart reads the CPUs and node of result res from the prepared
@@ -80,11 +112,7 @@ func (s *state) carryClaims(old *state) error {
 				if d != nil && part.IsSubsetOf(d.cpus) {
 					continue
 				}
-				field := fieldReserved
-				if out := part.Difference(s.res.available); !out.IsEmpty() {
-					field = fieldAvailable
-				}
-				return liveError(field, "CPUs %s are allocated to claim %s", part, uid)
+				return s.claimConflict(uid, i, part)
 			}
 		}
 		c := *o

@@ -140,3 +140,50 @@ func TestDRARestoreForeign(t *testing.T) {
 		t.Errorf("shared CPUs %q, want all but the reserved and claim a's", adj.CpusetCpus)
 	}
 }
+
+// TestDRARestoreSwap: in a live swap (InitRequest.swap) a journaled claim
+// whose CPUs the new configuration no longer grants refuses the instance,
+// naming the field that takes them; a restart starts (a claim outside the
+// available CPUs kept unaccounted; reserved CPUs moved off the claim's, so
+// nobody else is given them); a claim the configuration still grants is
+// taken back in a swap as after a restart.
+func TestDRARestoreSwap(t *testing.T) {
+	h1 := newHarness(t, "Desktop1Socket", draOn)
+	h1.Allocate(cpuClaim("u", "cpudevnuma000:2"))
+	h1.Create(bestEffort("hold").Holding(driverName, "u"))
+	cpus := h1.dump().Claims[0].CPUs
+	var h2 *harness
+	open := func(config string, swap bool) error {
+		rt, err := policytest.Open(t, builds.Native(t), &abi.InitRequest{Config: []byte(config), NodeName: "n1",
+			Topology: policytest.Machine(t, "Desktop1Socket"), Restore: h1.RestoreState(), Swap: swap})
+		h2 = &harness{rt}
+		return err
+	}
+	taking := map[string]string{
+		draOn + "reservedResources: {cpu: \"cpuset:" + cpus + "\"}\n": "config.reservedResources.cpu",
+		draOn + "availableResources: {cpu: cpuset:12-15}\n":           "config.availableResources.cpu",
+	}
+	for cfg, field := range taking {
+		policytest.WantError(t, open(cfg, true), abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field)
+		if err := open(cfg, false); err != nil {
+			t.Errorf("restart with %q: %v, want the claim kept unaccounted", cfg, err)
+		}
+	}
+	// After a restart the reserved CPUs move off the claim's, which stays
+	// accounted: nobody else is given them.
+	if err := open(draOn+"reservedResources: {cpu: \"cpuset:"+cpus+"\"}\n", false); err != nil {
+		t.Fatal(err)
+	}
+	claimed := policytest.MustSet(t, cpus)
+	if d := h2.dump(); len(d.Claims) != 1 || d.Claims[0].Foreign || policytest.MustSet(t, d.Reserved).Intersects(claimed) || policytest.MustSet(t, d.Reserved).Size() != claimed.Size() {
+		t.Errorf("after a restart reserving claim u's CPUs %s: reserved %s, claims %v", cpus, d.Reserved, d.Claims)
+	}
+	for _, s := range []spec{system("sys", 100), bestEffort("be"), guaranteed("g", 1000)} {
+		if got := h2.Create(s).Adjustment.CpusetCpus; policytest.MustSet(t, got).Intersects(claimed) {
+			t.Errorf("%s placed on %s, over claim u's CPUs %s", s.ID, got, cpus)
+		}
+	}
+	if err := open(draOn+"reservedResources: {cpu: 2}\n", true); err != nil {
+		t.Errorf("swap to a configuration that keeps claim u's CPUs %s: %v", cpus, err)
+	}
+}

@@ -1,6 +1,7 @@
 package topologyaware
 
 import (
+	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/kit"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
@@ -14,11 +15,17 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := newState(cfg, ix, r.GetDriverName())
+	var claimed cpuset.Set
+	if !r.GetSwap() {
+		claimed = claimedCPUs(r.GetRestore().GetClaims())
+	}
+	st, err := newState(cfg, ix, r.GetDriverName(), claimed)
 	if err != nil {
 		return nil, err
 	}
-	st.adoptClaims(r.GetRestore().GetClaims())
+	if err := st.adoptClaims(r.GetRestore().GetClaims(), r.GetSwap()); err != nil {
+		return nil, err
+	}
 	st.adoptAll(r.GetRestore().GetPods(), r.GetRestore().GetContainers())
 	p.st = st
 	return &abi.InitResponse{WantsDra: cfg.DRA}, nil

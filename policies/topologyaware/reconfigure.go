@@ -1,6 +1,7 @@
 package topologyaware
 
 import (
+	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
@@ -19,7 +20,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 	}
 	old := p.st
 	olds := old.containers()
-	st, err := newState(cfg, old.ix, old.driver)
+	st, err := newState(cfg, old.ix, old.driver, cpuset.Set{})
 	if err != nil {
 		return nil, err
 	}

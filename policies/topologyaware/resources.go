@@ -3,6 +3,7 @@ package topologyaware
 import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
+	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
 // resources is a configuration resolved against the topology.
@@ -23,7 +24,9 @@ const (
 )
 
 // resolve checks cfg against the topology and picks the CPUs it names.
-func resolve(cfg Config, ix *topoIndex) (resources, error) {
+// claimed are CPUs that prepared claims hold (after a restart, see
+// avoidClaimed): the reserved CPUs are picked around them.
+func resolve(cfg Config, ix *topoIndex, claimed cpuset.Set) (resources, error) {
 	var r resources
 	switch a := cfg.AvailableCPU; a.Kind {
 	case quantity.Absent:
@@ -82,6 +85,7 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 		}
 		r.reserved, r.reservedMilli = set, a.Milli
 	}
+	r.avoidClaimed(ix, claimed)
 	if r.reserved.IsEmpty() {
 		return r, configError(fieldReserved, "some CPU must be reserved")
 	}
@@ -89,6 +93,27 @@ func resolve(cfg Config, ix *topoIndex) (resources, error) {
 		return r, configError(fieldReserved, "reserving %s leaves no shared CPU (available: %s, isolated: %s)", r.reserved, r.available, r.isolated)
 	}
 	return r, nil
+}
+
+// avoidClaimed moves the reserved CPUs that prepared claims hold to as many
+// other available, unclaimed CPUs, picked as a reserved amount is. Only a
+// restart meets such a claim (a live change and a swap that would do this
+// are refused): its container runs there, and its CPUs stay its own until it
+// is released; the configured set is back at the next restart or
+// reconfiguration after that. When no CPU can replace them the reserved set
+// stays as configured and the claim is kept unaccounted (adoptClaims).
+func (r *resources) avoidClaimed(ix *topoIndex, claimed cpuset.Set) {
+	held := r.reserved.Intersection(claimed)
+	if held.IsEmpty() {
+		return
+	}
+	from := r.available.Difference(r.reserved).Difference(r.isolated).Difference(claimed)
+	set, ok := ix.pickPrio(from, held.Size(), nil, prioNormal)
+	if !ok || r.available.Difference(r.reserved.Difference(held).Union(set)).Difference(r.isolated).IsEmpty() {
+		return
+	}
+	policy.Log.Warnf("reserved CPUs %s are held by prepared claims: reserving %s in their place until the claims are released and the configuration is applied again", held, set)
+	r.reserved = r.reserved.Difference(held).Union(set)
 }
 
 // idlePackages takes whole packages out of from, as nri-plugins' CPU

@@ -66,8 +66,8 @@ type state struct {
 	decision int          // counts decisions, for offerAt
 }
 
-func newState(cfg Config, ix *topoIndex, driver string) (*state, error) {
-	res, err := resolve(cfg, ix)
+func newState(cfg Config, ix *topoIndex, driver string, claimed cpuset.Set) (*state, error) {
+	res, err := resolve(cfg, ix, claimed)
 	if err != nil {
 		return nil, err
 	}
