@@ -50,42 +50,49 @@ func (s *state) account(c *container) {
 	c.memSeq = r.seq
 }
 
-// memChoice is one decision's memory offers, computed when the pool order
-// first needs them: one per distinct set of memory nodes (a node's L3
-// pools, a socket of one node share theirs).
+// memChoice is one decision's memory offers, one per distinct set of pool
+// memory nodes (a node's L3 pools, a socket of one node share theirs), all
+// computed when the decision starts: the pool order looks at every pool.
 type memChoice struct {
-	s     *state
-	req   memReq
-	nodes nodeMask // the nodes of the kinds asked for
+	s   *state
+	req memReq
+	// uniform: every offer holds and is of the kinds asked for, so the
+	// offers' failures and kinds order nothing.
+	uniform bool
 }
 
 func (s *state) newMemChoice(pod *abi.PodSandbox, spec *abi.Container, kinds memKinds) *memChoice {
-	s.decision++
-	return &memChoice{s: s, req: memReq{id: spec.GetId(), size: memSize(spec), kinds: kinds, prio: memPrio(qosOf(pod, spec))},
-		nodes: s.mem.byKinds(kinds)}
+	m := &s.choice
+	*m = memChoice{s: s, req: memReq{id: spec.GetId(), size: memSize(spec), kinds: kinds, prio: memPrio(qosOf(pod, spec))}, uniform: true}
+	if s.mem.off {
+		clear(s.offers)
+		return m
+	}
+	nodes := s.mem.byKinds(kinds)
+	for i, aff := range s.maskOf {
+		o := s.mem.offer(m.req, aff&nodes)
+		s.offers[i] = o
+		if o.err != nil || o.kinds != kinds {
+			m.uniform = false
+		}
+	}
+	return m
 }
 
 // of is the offer of pool p: its memory nodes of the kinds asked for, as
 // libmem would allocate them (nri-plugins' getMemOffer).
-func (m *memChoice) of(p *pool) *memOffer {
-	s := m.s
-	if i := p.maskID; s.offerAt[i] != s.decision {
-		if s.mem.off {
-			s.offers[i] = memOffer{}
-		} else {
-			s.offers[i] = s.mem.offer(m.req, p.memMask&m.nodes)
-		}
-		s.offerAt[i] = s.decision
-	}
-	return &s.offers[p.maskID]
-}
+func (m *memChoice) of(p *pool) *memOffer { return &m.s.offers[p.maskID] }
 
 // withOffer is nri-plugins' "better matching memory offer" (compareScores):
 // a pool whose offer fails loses; then one whose offer is of exactly the
 // kinds asked for wins.
 func (m *memChoice) withOffer(next order) order {
+	if m.uniform {
+		return next
+	}
+	offers := m.s.offers
 	return func(a, b *pool, free []int64) int {
-		oa, ob := m.of(a), m.of(b)
+		oa, ob := &offers[a.maskID], &offers[b.maskID]
 		if (oa.err == nil) != (ob.err == nil) {
 			return first(oa.err == nil)
 		}
@@ -102,11 +109,12 @@ func (m *memChoice) withOffer(next order) order {
 // offer over fewer memory nodes wins. An offer widened to resolve an
 // overcommit loses here to one that fits where it is.
 func (m *memChoice) withTighter(next order) order {
+	offers := m.s.offers
 	return func(a, b *pool, free []int64) int {
-		oa, ob := m.of(a), m.of(b)
-		if oa.err == nil && ob.err == nil {
-			if na, nb := oa.zone.size(), ob.zone.size(); na != nb {
-				return first(na < nb)
+		if a.maskID != b.maskID {
+			oa, ob := &offers[a.maskID], &offers[b.maskID]
+			if oa.err == nil && ob.err == nil && oa.n != ob.n {
+				return first(oa.n < ob.n)
 			}
 		}
 		return next(a, b, free)

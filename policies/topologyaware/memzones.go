@@ -57,6 +57,7 @@ type memReq struct {
 	prio  int
 	seq   int64    // creation order: a larger one is younger
 	zone  nodeMask // the nodes it is assigned to
+	at    int      // its index in its zone's users
 }
 
 // memZone is a set of nodes and the requests assigned to exactly it.
@@ -96,6 +97,28 @@ type memAlloc struct {
 	// dirty: a request was added without resolving an overcommit (a
 	// restored one), so some zone may be overcommitted.
 	dirty bool
+	// watched: zones whose usage is kept as requests come and go (the
+	// pools' memory nodes, whose offers every decision computes).
+	watched map[nodeMask]*int64
+}
+
+// watch keeps the usage of zones up to date as requests are assigned and
+// removed, so that usage answers for them at once.
+func (a *memAlloc) watch(zones []nodeMask) {
+	a.watched = map[nodeMask]*int64{}
+	for _, z := range zones {
+		u := a.usage(z)
+		a.watched[z] = &u
+	}
+}
+
+// track adds delta to the usage of every watched zone holding zone.
+func (a *memAlloc) track(zone nodeMask, delta int64) {
+	for w, u := range a.watched {
+		if w&zone == zone {
+			*u += delta
+		}
+	}
 }
 
 func newMemAlloc(ix *topoIndex) *memAlloc {
@@ -189,6 +212,9 @@ func (a *memAlloc) capacityOf(zone nodeMask) int64 {
 // usage is the size of every request assigned to zone or to a zone inside
 // it (libmem: an allocation fits a zone when its nodes are a subset).
 func (a *memAlloc) usage(zone nodeMask) int64 {
+	if u, ok := a.watched[zone]; ok {
+		return *u
+	}
 	var u int64
 	for nodes, z := range a.zones {
 		if zone&nodes == nodes {
@@ -255,8 +281,12 @@ func (a *memAlloc) assign(zone nodeMask, r *memReq) {
 		z = &memZone{nodes: zone, kinds: a.kindsOf(zone), capacity: a.capacityOf(zone)}
 		a.zones[zone] = z
 	}
+	r.at = len(z.users)
 	z.users = append(z.users, r)
 	z.used += r.size
+	if r.size != 0 {
+		a.track(zone, r.size)
+	}
 	r.zone = zone
 }
 
@@ -265,9 +295,17 @@ func (a *memAlloc) unassign(r *memReq) {
 	if z == nil {
 		return
 	}
-	if i := slices.Index(z.users, r); i >= 0 {
-		z.users = slices.Delete(z.users, i, i+1)
+	// Users are kept in no order (every sort of them is total): the last
+	// takes r's place.
+	if i := r.at; i < len(z.users) && z.users[i] == r {
+		last := z.users[len(z.users)-1]
+		z.users[i], last.at = last, i
+		z.users[len(z.users)-1] = nil
+		z.users = z.users[:len(z.users)-1]
 		z.used -= r.size
+		if r.size != 0 {
+			a.track(r.zone, -r.size)
+		}
 	}
 	if len(z.users) == 0 && !a.trial {
 		delete(a.zones, r.zone)
@@ -411,6 +449,7 @@ func (a *memAlloc) shrink(zone nodeMask, amount int64, limit int, extra memKinds
 // zone and the requests that would move, or why it cannot be had.
 type memOffer struct {
 	zone  nodeMask
+	n     int      // zone's nodes
 	kinds memKinds // of zone's memory
 	moves map[string]nodeMask
 	err   error
@@ -425,7 +464,7 @@ func (a *memAlloc) offer(r memReq, affinity nodeMask) memOffer {
 	}
 	zone := a.initialZone(affinity, r.kinds)
 	if a.fits(zone, r.size) {
-		return memOffer{zone: zone, kinds: a.kindsOf(zone)}
+		return memOffer{zone: zone, n: zone.size(), kinds: a.kindsOf(zone)}
 	}
 	a.trial, a.reverts = true, map[*memReq]nodeMask{}
 	tmp := r
@@ -454,7 +493,7 @@ func (a *memAlloc) offer(r memReq, affinity nodeMask) memOffer {
 	if err != nil {
 		return memOffer{err: err}
 	}
-	o.kinds = a.kindsOf(o.zone)
+	o.n, o.kinds = o.zone.size(), a.kindsOf(o.zone)
 	return o
 }
 

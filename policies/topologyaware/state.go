@@ -61,9 +61,9 @@ type state struct {
 
 	mem      *memAlloc    // memory accounting per zone (nri-plugins' libmem)
 	memMoved []*container // containers whose memory nodes an allocation widened
-	offerAt  []int        // scratch for memory offers: the decision that computed each, by pool.maskID
-	offers   []memOffer   // scratch for memory offers, by pool.maskID
-	decision int          // counts decisions, for offerAt
+	maskOf   []nodeMask   // the distinct pool memory nodes, by pool.maskID
+	offers   []memOffer   // scratch: one decision's memory offers, by pool.maskID
+	choice   memChoice    // scratch: one decision's memory offers
 }
 
 func newState(cfg Config, ix *topoIndex, driver string, claimed cpuset.Set) (*state, error) {
@@ -76,16 +76,14 @@ func newState(cfg Config, ix *topoIndex, driver string, claimed cpuset.Set) (*st
 	}
 	s := &state{cfg: cfg, ix: ix, res: res, pools: buildPools(ix, res), leaf: make([]*pool, len(ix.cpus)), ctrs: map[string]*container{},
 		driver: driver, claims: map[string]*claim{}, mem: newMemAlloc(ix)}
-	maskIDs := map[nodeMask]int{}
 	for _, p := range s.pools {
-		id, ok := maskIDs[p.memMask]
-		if !ok {
-			id = len(maskIDs)
-			maskIDs[p.memMask] = id
+		if p.maskID = slices.Index(s.maskOf, p.memMask); p.maskID < 0 {
+			p.maskID = len(s.maskOf)
+			s.maskOf = append(s.maskOf, p.memMask)
 		}
-		p.maskID = id
 	}
-	s.offerAt, s.offers = make([]int, len(maskIDs)), make([]memOffer, len(maskIDs))
+	s.offers = make([]memOffer, len(s.maskOf))
+	s.mem.watch(s.maskOf)
 	for _, p := range s.pools {
 		p.excl = &s.exclusive
 		for _, id := range p.cpus.Sorted() {
