@@ -41,6 +41,8 @@ var fidelityPolicies = map[string]string{
 var fidelityMachines = map[string]func(dir string) error{
 	"n4c16": topologytest.N4C16().Write,
 	"s8c4k": topologytest.S8C4K().Write,
+	// nri-plugins' n6-hbm-cxl: HBM nodes 2-3, PMEM nodes 4-5.
+	"n6-hbm-cxl": topologytest.N6HBMCXL().Write,
 	// n4c16 with topology-aware test08-cpuprio-allocation's core kinds
 	// (OVERRIDE_SYS_ATOM_CPUS=4-5, then OVERRIDE_SYS_CORE_CPUS=0-1,4-5).
 	"n4c16-atom45":   topologytest.N4C16Atom45().Write,

@@ -33,6 +33,7 @@ var fixtures = map[string]func() topologytest.Machine{
 	"TwoL3":                          topologytest.TwoL3,
 	"HBMAndPMEM":                     topologytest.HBMAndPMEM,
 	"S8C4K":                          topologytest.S8C4K,
+	"N6HBMCXL":                       topologytest.N6HBMCXL,
 }
 
 // TestPolicytestIsolate: policytest.Isolate shows a machine as discovery
