@@ -283,6 +283,16 @@ func TestAgentStartupFigures(t *testing.T) {
 	// agent is ready: the steady figure is read when that has had its time.
 	time.Sleep(steadyAfter)
 	logRSS(t, e.a, fmt.Sprintf("%v after the last warm start (steady)", steadyAfter))
+	// The executable's start-up pages were released once ready: what the
+	// agent maps again when it works, and what its first decisions cost.
+	e.run(t, burstable)
+	e.run(t, bestEffort)
+	m := e.metrics(t)
+	calls := m.Sum("nriwasm_policy_call_duration_seconds_count", "method", "CreateContainer")
+	took := time.Duration(m.Sum("nriwasm_policy_call_duration_seconds_sum", "method", "CreateContainer") * float64(time.Second))
+	t.Logf("FIGURE agent's first CreateContainer calls after the start: %v calls, %v in all", calls, took)
+	time.Sleep(steadyAfter)
+	logRSS(t, e.a, fmt.Sprintf("%v after 2 containers were placed (steady)", steadyAfter))
 	t.Logf("the last start's log, for where the time goes:\n%s", e.a.StartLog())
 }
 
