@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
-	"github.com/nriwasm/nriwasm/sdk/go/kit/jsontext"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
@@ -224,13 +223,9 @@ func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 // here too. The field is read apart because Decode drops ignored fields; an
 // empty cpuClass is no class, as there.
 func (c *Config) refuseCompositeClasses(raw []byte) error {
-	js, err := policyconfig.JSON(raw)
+	doc, err := policyconfig.Parse(raw)
 	if err != nil {
 		return err // Decode read it already
-	}
-	doc, err := jsontext.Parse(js)
-	if err != nil {
-		return policyconfig.Errorf(field(), "%v", err)
 	}
 	// Decode has checked the shapes: balloonTypes is a list of objects.
 	top, _ := doc.(map[string]any)

@@ -2,9 +2,8 @@ package policyconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
-
-	"github.com/nriwasm/nriwasm/sdk/go/kit/jsontext"
 )
 
 // errNotJSON is why a Wasm module's Decode refuses a document that is not
@@ -15,13 +14,14 @@ var errNotJSON = errors.New("not JSON: this policy reads its configuration as JS
 	"(PolicyMetadata.config_format), which the nriwasm agent converts from YAML; " +
 	"an agent that predates config_format sends YAML as written: write the configuration as JSON or update the agent")
 
-// jsonOnly returns raw if it is one JSON document, null if it is blank (as
-// YAML's conversion has it), errNotJSON otherwise.
-func jsonOnly(raw []byte) ([]byte, error) {
+// jsonOnly returns raw if it is one JSON document (by valid, the check of
+// the JSON reader the caller uses, so a module links one reader), null if it
+// is blank (as YAML's conversion has it), errNotJSON otherwise.
+func jsonOnly(raw []byte, valid func([]byte) bool) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return []byte("null"), nil
 	}
-	if !jsontext.Valid(raw) {
+	if !valid(raw) {
 		return nil, errNotJSON
 	}
 	return raw, nil
@@ -32,9 +32,15 @@ func jsonOnly(raw []byte) ([]byte, error) {
 // that reads part of its configuration apart from Decode reads this instead of
 // raw, so its module needs no YAML parser either.
 func JSON(raw []byte) ([]byte, error) {
-	js, err := toJSON(raw)
+	js, err := toJSON(raw, json.Valid)
 	if err != nil {
 		return nil, Errorf(Root, "%v", err)
 	}
 	return js, nil
 }
+
+// Parse is the document raw (as Decode reads it: YAML or JSON; in a module
+// JSON only) as kit/jsontext reads it, nil when it is empty or null: for a
+// policy that reads part of its configuration apart from DecodeFunc, with the
+// same reader.
+func Parse(raw []byte) (any, error) { return parse(raw, Root) }

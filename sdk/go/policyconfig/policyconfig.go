@@ -137,7 +137,7 @@ func DecodeWarnings(raw []byte, v any, root string) ([]Warning, error) {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return nil, fmt.Errorf("policyconfig.Decode: want a non-nil pointer, got %T", v)
 	}
-	doc, err := parse(raw, root)
+	doc, err := parseReflect(raw, root)
 	if err != nil || doc == nil {
 		return nil, err
 	}
@@ -156,13 +156,13 @@ func DecodeWarnings(raw []byte, v any, root string) ([]Warning, error) {
 	return c.warnings, nil
 }
 
-// parse reads raw (YAML or JSON; in a module JSON only) into what
-// jsontext.Parse gives; nil for an empty or null document.
+// parse reads raw (YAML or JSON; in a module JSON only) with
+// jsontext.Parse, as DecodeFunc reads it; nil for an empty or null document.
 func parse(raw []byte, root string) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	js, err := toJSON(raw)
+	js, err := toJSON(raw, jsontext.Valid)
 	if err != nil {
 		return nil, Errorf(root, "%v", err)
 	}
@@ -171,6 +171,43 @@ func parse(raw []byte, root string) (any, error) {
 		return nil, Errorf(root, "not %s: %v", accepted, err)
 	}
 	return doc, nil
+}
+
+// parseReflect is parse for Decode, with encoding/json, which Decode links
+// anyway (a module that uses only Decode then carries no second JSON
+// reader); its numbers become jsontext.Number, as parse gives them.
+func parseReflect(raw []byte, root string) (any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	js, err := toJSON(raw, json.Valid)
+	if err != nil {
+		return nil, Errorf(root, "%v", err)
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, Errorf(root, "not %s: %v", accepted, err)
+	}
+	return renumber(doc), nil
+}
+
+// renumber turns encoding/json's numbers into jsontext's, in place.
+func renumber(doc any) any {
+	switch d := doc.(type) {
+	case json.Number:
+		return jsontext.Number(d)
+	case map[string]any:
+		for k, v := range d {
+			d[k] = renumber(v)
+		}
+	case []any:
+		for i, v := range d {
+			d[i] = renumber(v)
+		}
+	}
+	return doc
 }
 
 // checker walks a document, collecting every error and warning.

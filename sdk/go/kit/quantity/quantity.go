@@ -4,7 +4,7 @@
 package quantity
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -70,16 +70,15 @@ func (a CPUAmount) String() string {
 // UnmarshalJSON implements json.Unmarshaler: a quantity (string or number),
 // "cpuset:LIST" or "exclude-cpuset:LIST".
 func (a *CPUAmount) UnmarshalJSON(b []byte) error {
-	doc, err := jsontext.Parse(b)
-	switch doc.(type) {
-	case nil, string, jsontext.Number:
-	default:
-		err = errNotAmount
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return fmt.Errorf("want a string or number, got %s", b)
+		}
+		s = n.String()
 	}
-	if err != nil {
-		return fmt.Errorf("want a string or number, got %s", b)
-	}
-	v, err := CPUAmountFromJSON(doc)
+	v, err := ParseCPUAmount(s)
 	if err != nil {
 		return err
 	}
@@ -87,12 +86,11 @@ func (a *CPUAmount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// errNotAmount is a JSON value that is neither a string nor a number.
-var errNotAmount = errors.New("not a string or number")
-
 // CPUAmountFromJSON is UnmarshalJSON for a value jsontext.Parse read (a
 // string or jsontext.Number; null reads as ""), for a policy that decodes its
-// configuration without encoding/json (policyconfig.Decoder).
+// configuration without encoding/json (policyconfig.Decoder). A module that
+// calls only this links no encoding/json for it: UnmarshalJSON is left out
+// while nothing calls it.
 func CPUAmountFromJSON(doc any) (CPUAmount, error) {
 	var s string
 	switch v := doc.(type) {
