@@ -42,6 +42,7 @@ FUZZ_TARGETS := \
 	./host/state:FuzzUnmarshal \
 	./host/state:FuzzReplayLog \
 	./abi/cpuset:FuzzParseList \
+	./sdk/go/kit/jsontext:FuzzParseAsEncodingJSON \
 	./host/config:FuzzParse \
 	./host/config:FuzzParseQuantity \
 	./host/internal/scenario:FuzzParse \
@@ -53,7 +54,7 @@ FUZZ_TARGETS := \
 FUZZTIME ?= 10m
 FUZZFLAGS ?=
 
-.PHONY: help tools generate policies build test race bench bench-footprint lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
+.PHONY: help tools generate policies build test race bench bench-footprint bench-nri-plugins nri-plugins-deps lint buf-lint buf-breaking check-generated ci integration-deps integration browser-test soak e2e rust-deps rust-policies rust fuzz fuzz-short
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -138,11 +139,18 @@ bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench
 	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
 
 # RSS is per process: each AgentFootprint case runs in a process of its own.
-bench-footprint: ## guest sizes, the agent's RSS and start to ready with 1,000 containers (cold, warm), a policy's load warm, from the compiled-code seed and cold (bench-footprint.txt)
+bench-footprint: ## guest sizes (and code per package), the agent's RSS and start to ready with 1,000 containers (cold, warm), a policy's load warm, from the compiled-code seed, on the interpreter and cold (bench-footprint.txt)
 	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
-	set -o pipefail; $(GO) test -run '^$$' -bench 'Load/(warm-cache|seed|cold)/go' -benchtime 3x ./host/wasm/ | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) run ./internal/wasmsize/cmd/wasmsize -top 20 policies/builtin/conformance.wasm policies/builtin/topology-aware.wasm policies/builtin/balloons.wasm | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'Load/(warm-cache|seed|interpreter|cold)/go' -benchtime 3x ./host/wasm/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
+
+nri-plugins-deps: ## build nri-plugins' own topology-aware agent at a pinned commit for bench-nri-plugins (cached; NRI_PLUGINS_GIT: where to fetch it, default GitHub)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/nri-plugins-deps
+
+bench-nri-plugins: integration-deps nri-plugins-deps ## nri-plugins' agent and ours against one containerd: start to ready and RSS, side by side (as root)
+	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) $(GO) test -tags integration,nriplugins -count=1 -v -run TestNRIPluginsSideBySide ./integration/agent/
 
 lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, go mod tidy, buf lint and breaking
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
@@ -151,10 +159,12 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet -tags integration ./integration/...
 	$(GO) vet -tags integration,e2e ./integration/e2e/
 	$(GO) vet -tags integration,browser ./integration/browser/
+	$(GO) vet -tags integration,nriplugins ./integration/agent/
 	$(WASM_ENV) $(GO) vet ./sdk/... ./policies/... ./internal/builtintest/ ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/ ./host/abicheck/testdata/faulty/...
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
 	staticcheck -tags integration,browser ./integration/browser/
+	staticcheck -tags integration,nriplugins ./integration/agent/
 	staticcheck -tags integration,e2e ./integration/e2e/
 
 buf-lint:

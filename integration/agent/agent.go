@@ -440,25 +440,32 @@ func (a *Agent) Journal() (*state.Journal, error) {
 }
 
 // RSS is the agent's resident set size (VmRSS), in bytes.
-func (a *Agent) RSS() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.PID()))
+func (a *Agent) RSS() (int64, error) { return a.Status("VmRSS") }
+
+// Status is a size field of the agent's /proc/PID/status ("VmRSS",
+// "RssAnon", "RssFile", "VmHWM"), in bytes.
+func (a *Agent) Status(field string) (int64, error) { return ProcStatus(a.PID(), field) }
+
+// ProcStatus is a size field of process pid's /proc/PID/status, in bytes.
+func ProcStatus(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("agent RSS: %w", err)
+		return 0, fmt.Errorf("process %d's %s: %w", pid, field, err)
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(v) // "12345 kB"
 			if len(f) != 2 || f[1] != "kB" {
-				break
+				return 0, fmt.Errorf("process %d's %s: %q in /proc/%d/status is not in kB", pid, field, line, pid)
 			}
 			kb, err := strconv.ParseInt(f[0], 10, 64)
 			if err != nil {
-				break
+				return 0, fmt.Errorf("process %d's %s: %q in /proc/%d/status: %w", pid, field, line, pid, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("agent RSS: no VmRSS in /proc/%d/status", a.PID())
+	return 0, fmt.Errorf("process %d's %s: no such field in /proc/%d/status", pid, field, pid)
 }
 
 // Log returns the agent's whole log, every start included.

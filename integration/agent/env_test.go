@@ -289,9 +289,20 @@ func sameCPUs(a, b string) bool {
 // asserted).
 func logRSS(t *testing.T, a *agent.Agent, when string) {
 	t.Helper()
-	rss, err := a.RSS()
-	if err != nil {
-		t.Fatal(err)
+	logMemory(t, a.PID(), "agent RSS "+when)
+}
+
+// logMemory logs process pid's resident memory, of it anonymous and
+// file-backed, as a FIGURE line (not asserted).
+func logMemory(t *testing.T, pid int, what string) {
+	t.Helper()
+	var mib [3]float64
+	for i, f := range []string{"VmRSS", "RssAnon", "RssFile"} {
+		b, err := agent.ProcStatus(pid, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mib[i] = float64(b) / (1 << 20)
 	}
-	t.Logf("FIGURE agent RSS %s: %.1f MiB", when, float64(rss)/(1<<20))
+	t.Logf("FIGURE %s: %.1f MiB (anonymous %.1f, file %.1f)", what, mib[0], mib[1], mib[2])
 }

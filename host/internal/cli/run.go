@@ -174,6 +174,10 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	// the start to ready (load ≈ 23), and readiness does not need them.
 	go debug.FreeOSMemory()
 	mgr.Store(m)
+	// Most of the executable's resident pages were touched once, by package
+	// initialization and the start: drop them from the agent's page tables
+	// once it is ready (docs/performance.md, "Agent RSS, per component").
+	go releaseWhenReady(ctx, ready, log)
 	if s, err := startShadow(cfg, topo, available, draDriverName(cfg, name), m, log, met); err != nil {
 		return err
 	} else if s != nil {
