@@ -52,6 +52,7 @@ func TestTreeChoice(t *testing.T) {
 			if !ok || got.String() != tc.want {
 				t.Errorf("inflate(%d) with %s taken, balloon %q = %s, %v; want %s", tc.n, tc.taken, tc.cur, got, ok, tc.want)
 			}
+			scratchZero(t, ix)
 		})
 	}
 }
@@ -99,16 +100,23 @@ func TestTreeRelease(t *testing.T) {
 			if got.String() != tc.want {
 				t.Errorf("deflate(%d) of %s with %s taken = %s; want %s", tc.n, tc.cur, tc.taken, got, tc.want)
 			}
-			for s, sh := range ix.tree.shapes {
-				for i := range sh.levels {
-					for k := range sh.cur[i] {
-						if sh.cur[i][k] != 0 || sh.scratch[i][k] != 0 {
-							t.Fatalf("shape %d level %d node %d: scratch counts left non-zero", s, i, k)
-						}
-					}
+			scratchZero(t, ix)
+		})
+	}
+}
+
+// scratchZero fails t unless every scratch count of the tree's shapes is
+// zero again, as a choice or a deflate must leave them.
+func scratchZero(t *testing.T, ix *topoIndex) {
+	t.Helper()
+	for s, sh := range ix.tree.shapes {
+		for i := range sh.levels {
+			for k := range sh.cur[i] {
+				if sh.cur[i][k] != 0 || sh.scratch[i][k] != 0 {
+					t.Fatalf("shape %d level %d node %d: scratch counts left non-zero", s, i, k)
 				}
 			}
-		})
+		}
 	}
 }
 
