@@ -42,6 +42,7 @@ FUZZ_TARGETS := \
 	./host/state:FuzzUnmarshal \
 	./host/state:FuzzReplayLog \
 	./abi/cpuset:FuzzParseList \
+	./sdk/go/kit/jsontext:FuzzParseAsEncodingJSON \
 	./host/config:FuzzParse \
 	./host/config:FuzzParseQuantity \
 	./host/internal/scenario:FuzzParse \
@@ -138,9 +139,10 @@ bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench
 	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
 
 # RSS is per process: each AgentFootprint case runs in a process of its own.
-bench-footprint: ## guest sizes, the agent's RSS and start to ready with 1,000 containers (cold, warm), a policy's load warm, from the compiled-code seed and cold (bench-footprint.txt)
+bench-footprint: ## guest sizes (and code per package), the agent's RSS and start to ready with 1,000 containers (cold, warm), a policy's load warm, from the compiled-code seed, on the interpreter and cold (bench-footprint.txt)
 	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
-	set -o pipefail; $(GO) test -run '^$$' -bench 'Load/(warm-cache|seed|cold)/go' -benchtime 3x ./host/wasm/ | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) run ./internal/wasmsize/cmd/wasmsize -top 20 policies/builtin/conformance.wasm policies/builtin/topology-aware.wasm policies/builtin/balloons.wasm | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) test -run '^$$' -bench 'Load/(warm-cache|seed|interpreter|cold)/go' -benchtime 3x ./host/wasm/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 

@@ -26,7 +26,7 @@ func Example_wire() {
 	// request  0a 03 0a 01 70 12 07 0a 01 78 1a 02 63 31 (14 bytes)
 	// response 4a 02 0a 00
 	// returned 0x0001000000000004
-	// version  0x00010003
+	// version  0x00010004
 }
 
 // Example_groupedUpdate shows the bytes of the grouped update in abi/README.md
@@ -44,4 +44,15 @@ func Example_groupedUpdate() {
 	// a 0-3
 	// b 0-3
 	// c 0-3
+}
+
+// Example_energyPerformancePreference shows the bytes of the CPU in
+// abi/README.md section 17: v1.4's energy-performance preference, as sysfs
+// prints it.
+func Example_energyPerformancePreference() {
+	c := &abi.CPU{Id: 3, EnergyPerformancePreference: "balance_power"}
+	b, _ := c.MarshalVT()
+	fmt.Printf("% x\n", b)
+	// Output:
+	// 08 03 72 0d 62 61 6c 61 6e 63 65 5f 70 6f 77 65 72
 }

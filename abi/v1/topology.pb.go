@@ -298,11 +298,17 @@ type CPU struct {
 	// Listed in /sys/devices/system/cpu/isolated.
 	Isolated bool `protobuf:"varint,10,opt,name=isolated,proto3" json:"isolated,omitempty"`
 	// cpufreq limits in kHz, 0 where unknown.
-	MinFreqKhz    uint64 `protobuf:"varint,11,opt,name=min_freq_khz,json=minFreqKhz,proto3" json:"min_freq_khz,omitempty"`
-	MaxFreqKhz    uint64 `protobuf:"varint,12,opt,name=max_freq_khz,json=maxFreqKhz,proto3" json:"max_freq_khz,omitempty"`
-	BaseFreqKhz   uint64 `protobuf:"varint,13,opt,name=base_freq_khz,json=baseFreqKhz,proto3" json:"base_freq_khz,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MinFreqKhz  uint64 `protobuf:"varint,11,opt,name=min_freq_khz,json=minFreqKhz,proto3" json:"min_freq_khz,omitempty"`
+	MaxFreqKhz  uint64 `protobuf:"varint,12,opt,name=max_freq_khz,json=maxFreqKhz,proto3" json:"max_freq_khz,omitempty"`
+	BaseFreqKhz uint64 `protobuf:"varint,13,opt,name=base_freq_khz,json=baseFreqKhz,proto3" json:"base_freq_khz,omitempty"`
+	// The CPU's energy-performance preference (since v1.4), exactly as
+	// cpufreq/energy_performance_preference reads, the newline cut:
+	// "performance", "balance_performance", "balance_power", "power",
+	// "default", or a number where the driver holds a raw value. Empty where
+	// the file is absent (no cpufreq driver with EPP, or a v1.3 host): unknown.
+	EnergyPerformancePreference string `protobuf:"bytes,14,opt,name=energy_performance_preference,json=energyPerformancePreference,proto3" json:"energy_performance_preference,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
 }
 
 func (x *CPU) Reset() {
@@ -424,6 +430,13 @@ func (x *CPU) GetBaseFreqKhz() uint64 {
 		return x.BaseFreqKhz
 	}
 	return 0
+}
+
+func (x *CPU) GetEnergyPerformancePreference() string {
+	if x != nil {
+		return x.EnergyPerformancePreference
+	}
+	return ""
 }
 
 // Cache is one cache instance shared by a set of CPUs.
@@ -890,7 +903,7 @@ const file_abi_v1_topology_proto_rawDesc = "" +
 	"\vpci_devices\x18\x04 \x03(\v2\x11.abi.v1.PCIDeviceR\n" +
 	"pciDevices\x12G\n" +
 	"\x12network_interfaces\x18\x05 \x03(\v2\x18.abi.v1.NetworkInterfaceR\x11networkInterfaces\x12!\n" +
-	"\foffline_cpus\x18\x06 \x03(\rR\vofflineCpus\"\x99\x03\n" +
+	"\foffline_cpus\x18\x06 \x03(\rR\vofflineCpus\"\xdd\x03\n" +
 	"\x03CPU\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x1d\n" +
 	"\n" +
@@ -909,7 +922,8 @@ const file_abi_v1_topology_proto_rawDesc = "" +
 	"minFreqKhz\x12 \n" +
 	"\fmax_freq_khz\x18\f \x01(\x04R\n" +
 	"maxFreqKhz\x12\"\n" +
-	"\rbase_freq_khz\x18\r \x01(\x04R\vbaseFreqKhz\"\xa2\x01\n" +
+	"\rbase_freq_khz\x18\r \x01(\x04R\vbaseFreqKhz\x12B\n" +
+	"\x1denergy_performance_preference\x18\x0e \x01(\tR\x1benergyPerformancePreference\"\xa2\x01\n" +
 	"\x05Cache\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x14\n" +
 	"\x05level\x18\x02 \x01(\rR\x05level\x12%\n" +

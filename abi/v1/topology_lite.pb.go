@@ -229,6 +229,12 @@ type CPU struct {
 	MinFreqKhz  uint64 `protobuf:"varint,11,opt,name=min_freq_khz,json=minFreqKhz,proto3" json:"minFreqKhz,omitempty"`
 	MaxFreqKhz  uint64 `protobuf:"varint,12,opt,name=max_freq_khz,json=maxFreqKhz,proto3" json:"maxFreqKhz,omitempty"`
 	BaseFreqKhz uint64 `protobuf:"varint,13,opt,name=base_freq_khz,json=baseFreqKhz,proto3" json:"baseFreqKhz,omitempty"`
+	// The CPU's energy-performance preference (since v1.4), exactly as
+	// cpufreq/energy_performance_preference reads, the newline cut:
+	// "performance", "balance_performance", "balance_power", "power",
+	// "default", or a number where the driver holds a raw value. Empty where
+	// the file is absent (no cpufreq driver with EPP, or a v1.3 host): unknown.
+	EnergyPerformancePreference string `protobuf:"bytes,14,opt,name=energy_performance_preference,json=energyPerformancePreference,proto3" json:"energyPerformancePreference,omitempty"`
 }
 
 func (x *CPU) Reset() {
@@ -326,6 +332,13 @@ func (x *CPU) GetBaseFreqKhz() uint64 {
 		return x.BaseFreqKhz
 	}
 	return 0
+}
+
+func (x *CPU) GetEnergyPerformancePreference() string {
+	if x != nil {
+		return x.EnergyPerformancePreference
+	}
+	return ""
 }
 
 // Cache is one cache instance shared by a set of CPUs.
@@ -739,6 +752,7 @@ func (m *CPU) CloneVT() *CPU {
 	r.MinFreqKhz = m.MinFreqKhz
 	r.MaxFreqKhz = m.MaxFreqKhz
 	r.BaseFreqKhz = m.BaseFreqKhz
+	r.EnergyPerformancePreference = m.EnergyPerformancePreference
 	if rhs := m.ThreadSiblings; rhs != nil {
 		r.ThreadSiblings = slices.Clone(rhs)
 	}
@@ -1047,6 +1061,9 @@ func (this *CPU) EqualVT(that *CPU) bool {
 		return false
 	}
 	if this.BaseFreqKhz != that.BaseFreqKhz {
+		return false
+	}
+	if this.EnergyPerformancePreference != that.EnergyPerformancePreference {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -1421,6 +1438,13 @@ func (m *CPU) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.EnergyPerformancePreference) > 0 {
+		i -= len(m.EnergyPerformancePreference)
+		copy(dAtA[i:], m.EnergyPerformancePreference)
+		i = protobuf_go_lite.EncodeVarint(dAtA, i, uint64(len(m.EnergyPerformancePreference)))
+		i--
+		dAtA[i] = 0x72
 	}
 	if m.BaseFreqKhz != 0 {
 		i = protobuf_go_lite.EncodeVarint(dAtA, i, uint64(m.BaseFreqKhz))
@@ -2040,6 +2064,10 @@ func (m *CPU) SizeVT() (n int) {
 	}
 	if m.BaseFreqKhz != 0 {
 		n += 1 + protobuf_go_lite.SizeOfVarint(uint64(m.BaseFreqKhz))
+	}
+	l = len(m.EnergyPerformancePreference)
+	if l > 0 {
+		n += 1 + l + protobuf_go_lite.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -2661,6 +2689,28 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			if err != nil {
 				return err
 			}
+		case 14:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EnergyPerformancePreference", wireType)
+			}
+			var stringLen uint64
+			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			if err != nil {
+				return err
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.EnergyPerformancePreference = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])
@@ -3953,6 +4003,32 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			if err != nil {
 				return err
 			}
+		case 14:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EnergyPerformancePreference", wireType)
+			}
+			var stringLen uint64
+			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			if err != nil {
+				return err
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			var stringValue string
+			if intStringLen > 0 {
+				stringValue = unsafe.String(&dAtA[iNdEx], intStringLen)
+			}
+			m.EnergyPerformancePreference = stringValue
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])

@@ -95,6 +95,7 @@ func (m *CPU) CloneVT() *CPU {
 	r.MinFreqKhz = m.MinFreqKhz
 	r.MaxFreqKhz = m.MaxFreqKhz
 	r.BaseFreqKhz = m.BaseFreqKhz
+	r.EnergyPerformancePreference = m.EnergyPerformancePreference
 	if rhs := m.ThreadSiblings; rhs != nil {
 		tmpContainer := make([]uint32, len(rhs))
 		copy(tmpContainer, rhs)
@@ -426,6 +427,9 @@ func (this *CPU) EqualVT(that *CPU) bool {
 		return false
 	}
 	if this.BaseFreqKhz != that.BaseFreqKhz {
+		return false
+	}
+	if this.EnergyPerformancePreference != that.EnergyPerformancePreference {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -800,6 +804,13 @@ func (m *CPU) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if len(m.EnergyPerformancePreference) > 0 {
+		i -= len(m.EnergyPerformancePreference)
+		copy(dAtA[i:], m.EnergyPerformancePreference)
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.EnergyPerformancePreference)))
+		i--
+		dAtA[i] = 0x72
 	}
 	if m.BaseFreqKhz != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.BaseFreqKhz))
@@ -1419,6 +1430,10 @@ func (m *CPU) SizeVT() (n int) {
 	}
 	if m.BaseFreqKhz != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.BaseFreqKhz))
+	}
+	l = len(m.EnergyPerformancePreference)
+	if l > 0 {
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -2288,6 +2303,38 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 14:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EnergyPerformancePreference", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.EnergyPerformancePreference = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -4255,6 +4302,42 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 					break
 				}
 			}
+		case 14:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field EnergyPerformancePreference", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			var stringValue string
+			if intStringLen > 0 {
+				stringValue = unsafe.String(&dAtA[iNdEx], intStringLen)
+			}
+			m.EnergyPerformancePreference = stringValue
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -126,6 +126,38 @@ func TestOurPoliciesPass(t *testing.T) {
 	}
 }
 
+// TestEnergyPerformancePreference: topology-aware passes every check on a
+// machine whose CPUs' energy-performance preferences differ (ABI v1.4), as
+// the host discovers it, playing the fidelity case whose containers prefer
+// CPU priorities: an instance rebuilt from the journal before every call
+// classifies the CPUs as the one that kept its state, and the Go build
+// answers the same.
+func TestEnergyPerformancePreference(t *testing.T) {
+	dir := t.TempDir()
+	if err := topologytest.N4C16EPP().Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := topo.Cpus[4].GetEnergyPerformancePreference(); got != "performance" {
+		t.Fatalf("cpu4's energy-performance preference %q, want performance", got)
+	}
+	scenario := readFixture(t, filepath.Join("..", "..", "policies", "topologyaware", "testdata", "fidelity", "n4c16-epp", "cpuprio-epp", "scenario.yaml"))
+	o := append(options(""), abicheck.WithScenario(scenario), abicheck.WithNative(nativeOf(func() policy.Policy { return topologyaware.New() })))
+	results, err := abicheck.Run(context.Background(), "topology-aware", builtintest.Module(t, "topology-aware"), topo, o...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(results); n != 7 {
+		t.Fatalf("%d checks ran, want 7 (Native included): %v", n, results)
+	}
+}
+
 // patched returns module with the first occurrence of old replaced by new (of
 // the same length).
 func patched(t *testing.T, module []byte, old, new string) []byte {

@@ -15,6 +15,8 @@
 //	nriwasm_checkpoint_save_failing                     1 while the checkpoint cannot be written
 //	nriwasm_policy_log_messages_dropped_total           policy log messages and output lines over the limits
 //	nriwasm_policy_degraded                             1 while the policy runs without the journal's full state
+//	nriwasm_policy_interpreted                          1 while the policy runs on the interpreter, its code compiling
+//	nriwasm_policy_compile_failures_total               background compiles of the policy that failed (retried)
 //	nriwasm_pool_cpus / _shared_cpus / _memory_nodes {pool}  the policy's pools (ABI v1.2 Pools call)
 //	nriwasm_pool_capacity_milli_cpu / _allocated_milli_cpu / _containers {pool}
 //	nriwasm_shadow_compared_total / _divergences_total {method}  the shadow policy (host/shadow)
@@ -80,6 +82,8 @@ type Metrics struct {
 	logsDropped   prometheus.Counter
 	pools         *poolCollector
 	degraded      prometheus.Gauge
+	interpreted   prometheus.Gauge
+	compileFailed prometheus.Counter
 	shadow        *shadowMetrics
 }
 
@@ -134,12 +138,19 @@ func New() *Metrics {
 	m.degraded = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "nriwasm_policy_degraded", Help: "1 while the policy runs without the journal's full state: restoring it failed, and the instance was started adopting the live containers or fresh (docs/agent.md).",
 	})
+	m.interpreted = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "nriwasm_policy_interpreted", Help: "1 while the policy runs on wazero's interpreter because its compiled code is not ready yet (compiling in a child process; docs/agent.md), 0 on compiled code.",
+	})
+	m.compileFailed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "nriwasm_policy_compile_failures_total", Help: "Background compiles of the policy that failed; each is logged with its reason and tried again, the policy serving on the interpreter meanwhile.",
+	})
 	m.shadow = newShadowMetrics()
 	m.Registry.MustRegister(m.shadow.collectors()...)
 	m.Registry.MustRegister(
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.callDuration, m.callErrors, m.rebuilds, m.refused, m.failOpen,
 		m.pods, m.containers, m.claims, m.configReloads, m.swaps, m.connections, m.connected, m.saveFailing, m.logsDropped, m.pools, m.degraded,
+		m.interpreted, m.compileFailed,
 	)
 	return m
 }
@@ -245,4 +256,24 @@ func (m *Metrics) Degraded(on bool) {
 	} else {
 		m.degraded.Set(0)
 	}
+}
+
+// Interpreted sets nriwasm_policy_interpreted.
+func (m *Metrics) Interpreted(on bool) {
+	if m == nil {
+		return
+	}
+	if on {
+		m.interpreted.Set(1)
+	} else {
+		m.interpreted.Set(0)
+	}
+}
+
+// CompileFailed counts a failed background compile.
+func (m *Metrics) CompileFailed() {
+	if m == nil {
+		return
+	}
+	m.compileFailed.Inc()
 }

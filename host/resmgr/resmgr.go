@@ -174,6 +174,7 @@ func New(ctx context.Context, cfg *config.Config, topo *abi.Topology, load LoadF
 	}
 	m.recordIdentity()
 	m.changed()
+	m.watchCode(p)
 	return m, nil
 }
 

@@ -374,6 +374,7 @@ func (m *Manager) swap(ctx context.Context, cfg *config.Config, cand Candidate) 
 	if len(updates) > 0 && m.updateSink != nil {
 		m.updateSink(updates)
 	}
+	m.watchCode(p)
 	m.mu.Unlock()
 
 	if err := old.Close(ctx); err != nil {

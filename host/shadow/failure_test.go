@@ -1,9 +1,11 @@
 package shadow_test
 
 import (
+	"errors"
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/shadow"
@@ -94,5 +96,40 @@ func TestFullQueueResyncs(t *testing.T) {
 	restored := sp.lastInit().GetRestore().GetContainers()
 	if len(restored) != 4 {
 		t.Fatalf("the resynchronized shadow was restored with %d containers, want the 4 placed before it caught up", len(restored))
+	}
+}
+
+// TestShadowMovesToCompiledCode: a shadow started on the interpreter moves
+// to its compiled code once the background compile is done, restored from
+// the active journal as it is then, and goes on comparing without a
+// divergence.
+func TestShadowMovesToCompiledCode(t *testing.T) {
+	sp := &nativePolicy{compiling: make(chan error, 1)}
+	r := newRig(t, reserveOne, sp, reserveOne)
+	r.create(t, "c0", 500)
+	r.waitFor(t, "c0 compared", func(rep shadow.Report) bool {
+		cc := rep.Methods["CreateContainer"]
+		return cc != nil && cc.Compared == 1
+	})
+	sp.compiling <- errors.New("child process killed")
+	close(sp.compiling)
+	deadline := time.Now().Add(time.Minute)
+	for sp.promoted() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the shadow did not move to its compiled code")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	restored := sp.lastInit().GetRestore().GetContainers()
+	if len(restored) != 1 || restored[0].GetId() != "c0" {
+		t.Fatalf("the compiled shadow was restored with %v, want c0", restored)
+	}
+	r.create(t, "c1", 500)
+	rep := r.waitFor(t, "c1 compared", func(rep shadow.Report) bool {
+		cc := rep.Methods["CreateContainer"]
+		return cc != nil && cc.Compared == 2
+	})
+	if rep.State != shadow.StateRunning || rep.Divergences != 0 || rep.Failures != 0 {
+		t.Fatalf("report %+v: want running, no divergence, no failure", rep)
 	}
 }

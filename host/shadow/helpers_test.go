@@ -32,7 +32,26 @@ type nativePolicy struct {
 	arrived  chan struct{}
 	inits    []*abi.InitRequest
 	rebuilds uint64
+	// compiling, when set, is what Compiling returns, as a wasm.Policy
+	// started on the interpreter; Promote then rebuilds the instance
+	// through the restore hook and counts promotions.
+	compiling  chan error
+	promotions int
 }
+
+func (p *nativePolicy) Compiling() <-chan error { return p.compiling }
+
+func (p *nativePolicy) Promote(ctx context.Context) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.build(ctx); err != nil {
+		return false, err
+	}
+	p.promotions++
+	return true, nil
+}
+
+func (p *nativePolicy) promoted() int { p.mu.Lock(); defer p.mu.Unlock(); return p.promotions }
 
 func (p *nativePolicy) load(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
 	p.restore = restore

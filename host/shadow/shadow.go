@@ -142,6 +142,13 @@ func (s *Shadow) Run(ctx context.Context) error {
 			s.closePolicy()
 		}
 	}()
+	// A shadow started on the interpreter (its module in neither cache nor
+	// seed) moves to its compiled code once that is ready.
+	upgrader, _ := p.(codeUpgrader)
+	var compiling <-chan error
+	if upgrader != nil {
+		compiling = upgrader.Compiling()
+	}
 	for {
 		if s.resync.Swap(false) {
 			s.rebuild(metrics.ResyncQueueFull)
@@ -150,6 +157,11 @@ func (s *Shadow) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case _, open := <-compiling:
+			if !open {
+				compiling = nil
+				s.promote(ctx, upgrader)
+			}
 		case x := <-s.queue:
 			s.handle(ctx, x)
 			if s.stopped.Load() {
@@ -166,6 +178,30 @@ func (s *Shadow) rebuild(reason string) {
 	s.policy.Discard(context.Background())
 	s.o.metrics.ShadowResynced(reason)
 	s.count(func(r *Report) { r.Resyncs++ })
+}
+
+// codeUpgrader is a shadow policy that may start on the interpreter while
+// its code compiles (*wasm.Policy with wasm.WithBackgroundCompile).
+type codeUpgrader interface {
+	Compiling() <-chan error
+	Promote(ctx context.Context) (bool, error)
+}
+
+// promote moves the shadow to its compiled code, as a rebuild: the compiled
+// instance starts from a snapshot of the active journal taken now. When it
+// does not move, the instance it keeps is rebuilt from that snapshot too,
+// since the exchanges up to it are skipped from now on.
+func (s *Shadow) promote(ctx context.Context, u codeUpgrader) {
+	s.takeSnapshot()
+	moved, err := u.Promote(ctx)
+	switch {
+	case err != nil:
+		s.log.Error(err, "the shadow policy keeps running on the interpreter")
+	case moved:
+		s.log.Info("shadow policy moved from the interpreter to its compiled code", "seq", s.skip)
+		return
+	}
+	s.policy.Discard(ctx)
 }
 
 // takeSnapshot makes the next instance start from the active journal as it

@@ -163,6 +163,28 @@ func (s *sysfs) readCPU(id uint32, online idSet) (*abi.CPU, error) {
 			return nil, err
 		}
 	}
+	if c.EnergyPerformancePreference, err = s.readEPP(dir + "cpufreq/energy_performance_preference"); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// maxEPPBytes bounds an energy_performance_preference file: the kernel's
+// longest value, "balance_performance", has 19 bytes and a raw one at most
+// 3 digits, so anything longer is not the kernel's.
+const maxEPPBytes = 32
+
+// readEPP reads a CPU's energy-performance preference as the kernel prints
+// it (ABI v1.4 CPU.energy_performance_preference); a missing file is "",
+// unknown. It does not interpret the value: a policy does.
+func (s *sysfs) readEPP(rel string) (string, error) {
+	c, ok, err := s.read(rel)
+	if !ok || err != nil {
+		return "", err
+	}
+	if len(c) > maxEPPBytes {
+		return "", s.badContent(rel, c, fmt.Errorf("energy_performance_preference: %d bytes, over the limit of %d", len(c), maxEPPBytes))
+	}
 	return c, nil
 }
 

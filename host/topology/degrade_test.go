@@ -118,6 +118,18 @@ func TestMissingFiles(t *testing.T) {
 			}
 		},
 	}, {
+		// A cpufreq driver without EPP (acpi-cpufreq, intel_pstate in
+		// passive mode): unknown, "".
+		name: "energy-performance preference", machine: topologytest.N4C16EPP(),
+		remove: []string{"devices/system/cpu/cpu*/cpufreq/energy_performance_preference"},
+		check: func(t *testing.T, topo *abi.Topology) {
+			for _, c := range topo.Cpus {
+				if c.EnergyPerformancePreference != "" {
+					t.Errorf("cpu%d energy-performance preference %q, want none", c.Id, c.EnergyPerformancePreference)
+				}
+			}
+		},
+	}, {
 		name: "PCI and network", machine: topologytest.Desktop1Socket(),
 		remove: []string{"bus/pci", "class/net"},
 		check: func(t *testing.T, topo *abi.Topology) {
@@ -181,6 +193,7 @@ func TestMalformed(t *testing.T) {
 		{"devices/system/cpu/cpu0/cache/index2/level", "two"},
 		{"devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "9-0"},
 		{"devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "fast"},
+		{"devices/system/cpu/cpu0/cpufreq/energy_performance_preference", strings.Repeat("balance_", 5)},
 		{"devices/system/node/online", "zz"},
 		{"devices/system/node/node0/cpulist", "0-"},
 		{"devices/system/node/node0/meminfo", "Node 0 MemTotal: lots kB"},

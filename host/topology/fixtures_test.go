@@ -59,6 +59,23 @@ func TestFixtures(t *testing.T) {
 			wantNIC(t, topo, "lo", "", nil, "", true, true)
 		},
 	}, {
+		// Every CPU's energy_performance_preference as the file holds it,
+		// "" where there is none (cpu12-15).
+		name: "N4C16EPP", machine: topologytest.N4C16EPP(),
+		cpus: 16, sockets: 2, dies: 2, nodes: 4,
+		caches: map[uint32]int{1: 16, 2: 8, 3: 4},
+		check: func(t *testing.T, topo *abi.Topology) {
+			var got []string
+			for _, c := range topo.Cpus {
+				got = append(got, c.EnergyPerformancePreference)
+			}
+			bp, bperf := "balance_power", "balance_performance"
+			want := []string{bp, bp, bp, bp, "performance", "performance", bp, "default", bperf, bperf, bperf, bperf, "", "", "", ""}
+			if !slices.Equal(got, want) {
+				t.Errorf("energy-performance preferences by CPU %q, want %q", got, want)
+			}
+		},
+	}, {
 		name: "N4C16", machine: topologytest.N4C16(),
 		cpus: 16, sockets: 2, dies: 2, nodes: 4,
 		caches: map[uint32]int{1: 16, 2: 8, 3: 4},

@@ -5,8 +5,10 @@
 // holding a sysfs-shaped tree in tests):
 //
 //   - CPUs: devices/system/cpu/{online,offline,isolated}, each online CPU's
-//     topology/, cache/indexK/ and cpufreq/ files, its nodeM link, and the
-//     hybrid PMU lists devices/cpu_core/cpus and devices/cpu_atom/cpus;
+//     topology/, cache/indexK/ and cpufreq/ files (frequencies and, since
+//     ABI v1.4, energy_performance_preference, passed on as the kernel
+//     prints it), its nodeM link, and the hybrid PMU lists
+//     devices/cpu_core/cpus and devices/cpu_atom/cpus;
 //   - NUMA nodes: devices/system/node/ (online list, cpulist, meminfo,
 //     distance, hugepages) plus the memory-kind evidence in
 //     devices/virtual/memory_tiering, bus/dax, bus/nd and bus/cxl;

@@ -2,12 +2,17 @@ package wasm_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+
+	"github.com/go-logr/logr"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/wasm"
+	"github.com/nriwasm/nriwasm/policies/builtin"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 	"github.com/nriwasm/nriwasm/sdk/go/native"
+	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
 func benchTransports(b *testing.B) map[string]abi.Transport {
@@ -77,7 +82,8 @@ func BenchmarkCall(b *testing.B) {
 // the 0.3 MB Rust build — from a warm compilation cache (instrumentation, cache
 // verification, compilation from the cache, instantiation, _initialize and the
 // handshake), from an empty cache and a compiled-code seed (the seed's checks
-// and copy on top), and cold.
+// and copy on top), on the interpreter (no compile: how a policy in neither
+// cache nor seed starts, WithBackgroundCompile), and cold.
 func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
 	for _, m := range []struct {
@@ -115,6 +121,15 @@ func BenchmarkLoad(b *testing.B) {
 				p.Close(ctx)
 			}
 		})
+		b.Run("interpreter/"+m.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := wasm.Load(ctx, "conformance", m.module, wasm.WithEngine(wasm.EngineInterpreter))
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Close(ctx)
+			}
+		})
 		b.Run("cold/"+m.name, func(b *testing.B) {
 			for b.Loop() {
 				p, err := wasm.Load(ctx, "conformance", m.module)
@@ -123,6 +138,42 @@ func BenchmarkLoad(b *testing.B) {
 				}
 				p.Close(ctx)
 			}
+		})
+	}
+}
+
+// BenchmarkEngines measures topology-aware's decisions compiled and on
+// wazero's interpreter (where a policy not compiled yet runs, WithBackgroundCompile),
+// on the 144-CPU machine with 100 live Burstable containers: one
+// iteration creates a Guaranteed 2-CPU container (exclusive CPUs, updates to
+// the shared pool's members) and removes it. Reports each call's p50 and
+// p99 (create-, remove-).
+func BenchmarkEngines(b *testing.B) {
+	module, ok := builtin.Module("topology-aware")
+	if !ok {
+		b.Fatal("policies/builtin lacks topology-aware.wasm: run make policies")
+	}
+	for _, engine := range []wasm.Engine{wasm.EngineCompiler, wasm.EngineInterpreter} {
+		b.Run(engine.String(), func(b *testing.B) {
+			p, err := wasm.Load(context.Background(), "topology-aware", module, wasm.WithEngine(engine), wasm.WithCacheDir(sharedCache), wasm.WithLogger(logr.Discard()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { p.Close(context.Background()) })
+			rt, err := policytest.OpenOnMachine(b, p, "Server4Socket144CPU", "", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range 100 {
+				rt.Create(policytest.Container(fmt.Sprintf("live%03d", i), 200))
+			}
+			var create, remove policytest.Latencies
+			for b.Loop() {
+				create.Time(func() { rt.Create(policytest.Container("bench", 2000).Limited(2000).Guaranteed()) })
+				remove.Time(func() { rt.Remove("bench") })
+			}
+			create.Report(b, "create-")
+			remove.Report(b, "remove-")
 		})
 	}
 }

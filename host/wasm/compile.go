@@ -37,10 +37,15 @@ func (c *compiled) close(ctx context.Context) error {
 }
 
 // compile prepares the module for instantiation: instrument it for deadlines,
-// compile it (through the on-disk cache), provide WASI, the host log and the
-// interrupt poll imports, and check its exports and imports.
+// compile it (through the on-disk cache) or, with EngineInterpreter or for a
+// module a background compile will bring (WithBackgroundCompile), prepare it
+// for the interpreter; provide WASI, the host log and the interrupt poll
+// imports, and check its exports and imports.
 func compile(ctx context.Context, name string, code []byte, o *options, hostLog api.GoModuleFunc) (*compiled, error) {
 	c := &compiled{}
+	if o.engine == EngineInterpreter {
+		return c.interpret(ctx, name, code, o, hostLog)
+	}
 	if o.cacheDir != "" {
 		var err error
 		if c.cache, err = openCache(o.cacheDir, o.logger); err != nil {
@@ -64,6 +69,12 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 				o.logger.Info("not using the compiled-code seed; compiling the policy", "policy", name, "seed", dir, "reason", err.Error())
 			}
 		}
+	}
+	if seeded == "" && o.background != nil && c.cache != nil && !c.cache.has(code) {
+		// Interpreter first: the compiled code comes later, from the
+		// background compile (background.go).
+		o.logger.Info("policy code not in the compilation cache nor a seed; starting on the interpreter while it compiles", "policy", name)
+		return c.interpret(ctx, name, code, o, hostLog)
 	}
 	if o.interrupt == InterruptInstrumented {
 		instrumented, err := c.instrument(code)
@@ -109,19 +120,58 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 		}
 	}
 	o.logger.V(1).Info("policy code ready", "policy", name, "source", c.source.String())
-	if err := checkExports(mod, o.interrupt); err != nil {
+	if err := c.finish(ctx, name, hostLog, o.interrupt); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// interpret prepares code for wazero's interpreter: instrumented for
+// deadlines (not through the cache: only compiled code's entries belong
+// there) and lowered to the interpreter's form, which takes a fraction of a
+// compile's time and memory.
+func (c *compiled) interpret(ctx context.Context, name string, code []byte, o *options, hostLog api.GoModuleFunc) (*compiled, error) {
+	if o.interrupt == InterruptInstrumented {
+		instrumented, _, err := interrupt.Instrument(code)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: instrument module: %w", name, err)
+		}
+		code = instrumented
+	}
+	cfg := wazero.NewRuntimeConfigInterpreter().
+		WithMemoryLimitPages(uint32(o.memoryLimit / wasmPageSize)).
+		WithCloseOnContextDone(o.interrupt == InterruptWazero)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	mod, err := rt.CompileModule(ctx, code)
+	if err != nil {
 		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("policy %q: %w", name, err)
+		return nil, fmt.Errorf("policy %q: compile for the interpreter: %w", name, err)
+	}
+	c.runtime, c.module, c.source = rt, mod, codeInterpreted
+	o.logger.V(1).Info("policy code ready", "policy", name, "source", c.source.String())
+	if err := c.finish(ctx, name, hostLog, o.interrupt); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// finish checks the module's exports and imports and provides the imports;
+// on failure it closes the runtime.
+func (c *compiled) finish(ctx context.Context, name string, hostLog api.GoModuleFunc, mode Interrupt) error {
+	rt, mod := c.runtime, c.module
+	if err := checkExports(mod, mode); err != nil {
+		_ = rt.Close(ctx)
+		return fmt.Errorf("policy %q: %w", name, err)
 	}
 	if err := checkImports(mod); err != nil {
 		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("policy %q: %w", name, err)
+		return fmt.Errorf("policy %q: %w", name, err)
 	}
 	if err := provideImports(ctx, rt, hostLog, c.poll); err != nil {
 		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("policy %q: %w", name, err)
+		return fmt.Errorf("policy %q: %w", name, err)
 	}
-	return c, nil
+	return nil
 }
 
 // instrument adds the deadline checks, through the cache when there is one.
@@ -160,9 +210,10 @@ func (c *compiled) compileOnce(ctx context.Context, code []byte, o *options, use
 type codeSource int
 
 const (
-	codeCompiled codeSource = iota // compiled by this Load
-	codeCache                      // read from the compilation cache
-	codeSeed                       // installed from the seed, then read
+	codeCompiled    codeSource = iota // compiled by this Load
+	codeCache                         // read from the compilation cache
+	codeSeed                          // installed from the seed, then read
+	codeInterpreted                   // run by wazero's interpreter, not compiled
 )
 
 func (s codeSource) String() string {
@@ -171,6 +222,8 @@ func (s codeSource) String() string {
 		return "cache"
 	case codeSeed:
 		return "seed"
+	case codeInterpreted:
+		return "interpreter"
 	}
 	return "compiled"
 }

@@ -28,6 +28,13 @@ type conformanceSDK struct {
 	module    func(testing.TB) []byte
 	sdkPrefix string
 	panicText string
+	// engine runs the module: every check runs on both engines.
+	engine wasm.Engine
+}
+
+// with is opts after the option that selects the SDK's engine.
+func (s conformanceSDK) with(opts ...wasm.Option) []wasm.Option {
+	return append([]wasm.Option{wasm.WithEngine(s.engine)}, opts...)
 }
 
 var conformanceSDKs = []conformanceSDK{
@@ -37,10 +44,16 @@ var conformanceSDKs = []conformanceSDK{
 }
 
 // TestConformance runs every SDK's conformance module through the same checks
-// of the calling convention, every call, errors and limits.
+// of the calling convention, every call, errors and limits, compiled and on
+// wazero's interpreter: the sandbox holds the same either way.
 func TestConformance(t *testing.T) {
 	for _, sdk := range conformanceSDKs {
-		t.Run(sdk.name, func(t *testing.T) { runConformance(t, sdk) })
+		t.Run(sdk.name, func(t *testing.T) {
+			for _, engine := range []wasm.Engine{wasm.EngineCompiler, wasm.EngineInterpreter} {
+				sdk.engine = engine
+				t.Run(engine.String(), func(t *testing.T) { runConformance(t, sdk) })
+			}
+		})
 	}
 }
 
@@ -69,7 +82,7 @@ func runConformance(t *testing.T, sdk conformanceSDK) {
 
 func checkCallsReachThePolicy(t *testing.T, sdk conformanceSDK, module []byte) {
 	ctx := context.Background()
-	p, client, restores := load(t, module)
+	p, client, restores := load(t, module, sdk.with()...)
 	if *restores != 1 {
 		t.Fatalf("restore ran %d times at Load, want 1", *restores)
 	}
@@ -157,7 +170,7 @@ func conformanceScenario() []scenarioStep {
 // field may differ.
 func checkAgreesWithTheGoReference(t *testing.T, sdk conformanceSDK, module []byte) {
 	ctx := context.Background()
-	p, err := wasm.Load(ctx, "conformance", module, wasm.WithCacheDir(sharedCache))
+	p, err := wasm.Load(ctx, "conformance", module, sdk.with(wasm.WithCacheDir(sharedCache))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,8 +207,8 @@ func checkAgreesWithTheGoReference(t *testing.T, sdk conformanceSDK, module []by
 	}
 }
 
-func checkPolicyErrorIsAnAnswer(t *testing.T, _ conformanceSDK, module []byte) {
-	_, client, restores := load(t, module)
+func checkPolicyErrorIsAnAnswer(t *testing.T, sdk conformanceSDK, module []byte) {
+	_, client, restores := load(t, module, sdk.with()...)
 	_, err := client.CreateContainer(context.Background(), createContainer("refuse"))
 	pe, ok := errors.AsType[*abi.PolicyError](err)
 	if !ok {
@@ -225,7 +238,7 @@ func checkMisbehaviourIsContained(t *testing.T, sdk conformanceSDK, module []byt
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, client, restores := load(t, module, tc.opts...)
+			p, client, restores := load(t, module, sdk.with(tc.opts...)...)
 			ctx := context.Background()
 			if tc.deadline > 0 {
 				var cancel context.CancelFunc
@@ -259,7 +272,7 @@ func checkMisbehaviourIsContained(t *testing.T, sdk conformanceSDK, module []byt
 	}
 }
 
-func checkRestoreFailureIsRetried(t *testing.T, _ conformanceSDK, module []byte) {
+func checkRestoreFailureIsRetried(t *testing.T, sdk conformanceSDK, module []byte) {
 	fail := false
 	restore := func(ctx context.Context, tr abi.Transport) error {
 		if fail {
@@ -268,7 +281,7 @@ func checkRestoreFailureIsRetried(t *testing.T, _ conformanceSDK, module []byte)
 		_, err := abi.NewClient(tr).Init(ctx, &abi.InitRequest{})
 		return err
 	}
-	p, err := wasm.Load(context.Background(), "conformance", module, wasm.WithCacheDir(sharedCache), wasm.WithRestore(restore))
+	p, err := wasm.Load(context.Background(), "conformance", module, sdk.with(wasm.WithCacheDir(sharedCache), wasm.WithRestore(restore))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +302,7 @@ func checkRestoreFailureIsRetried(t *testing.T, _ conformanceSDK, module []byte)
 
 // checkGuestLogs: each guest level lands at its own slog level (a warning at
 // slog's Warn, not Info), with source=policy as a native policy's messages.
-func checkGuestLogs(t *testing.T, _ conformanceSDK, module []byte) {
+func checkGuestLogs(t *testing.T, sdk conformanceSDK, module []byte) {
 	var buf syncBuffer
 	logger := logr.FromSlogHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{
 		Level: slog.Level(-10),
@@ -300,7 +313,7 @@ func checkGuestLogs(t *testing.T, _ conformanceSDK, module []byte) {
 			return a
 		},
 	}))
-	_, client, _ := load(t, module, wasm.WithLogger(logger))
+	_, client, _ := load(t, module, sdk.with(wasm.WithLogger(logger))...)
 	if _, err := client.CreateContainer(context.Background(), createContainer("log")); err != nil {
 		t.Fatal(err)
 	}
@@ -334,8 +347,8 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func checkCallsAreSerialized(t *testing.T, _ conformanceSDK, module []byte) {
-	_, client, _ := load(t, module)
+func checkCallsAreSerialized(t *testing.T, sdk conformanceSDK, module []byte) {
+	_, client, _ := load(t, module, sdk.with()...)
 	const goroutines, calls = 4, 25
 	var wg sync.WaitGroup
 	for range goroutines {
@@ -367,9 +380,11 @@ func checkCallsAreSerialized(t *testing.T, _ conformanceSDK, module []byte) {
 // (1 MiB, then a small one, then 4 MiB) and checks each answer echoes all of it
 // (reversed, as the conformance policy answers). The bulk is split into values
 // of 64 KiB, within MaxResponseString, and the answer limit is raised past the
-// 4 MiB echo.
-func checkRequestBufferGrows(t *testing.T, _ conformanceSDK, module []byte) {
-	_, client, _ := load(t, module, wasm.WithResponseLimit(8<<20))
+// 4 MiB echo. The call timeout is raised too: this checks the buffer, not the
+// speed, and the interpreter decodes 4 MiB in about a second (the deadline
+// itself is checked by MisbehaviourIsContained on both engines).
+func checkRequestBufferGrows(t *testing.T, sdk conformanceSDK, module []byte) {
+	_, client, _ := load(t, module, sdk.with(wasm.WithResponseLimit(8<<20), wasm.WithCallTimeout(30*time.Second))...)
 	for _, size := range []int{1 << 20, 16, 4 << 20} {
 		var env []string
 		for i := 0; i*(64<<10) < size; i++ {
@@ -430,7 +445,7 @@ func request1K() *abi.CreateContainerRequest {
 // group of three (sdk/go/conformance's UpdateContainer). A v1.1 host (Init's
 // host_abi_minor 1) gets both as groups on the wire, a v1.0 host (0) six plain
 // updates; either way the client hands the host the same six updates.
-func checkGroupedUpdates(t *testing.T, _ conformanceSDK, module []byte) {
+func checkGroupedUpdates(t *testing.T, sdk conformanceSDK, module []byte) {
 	ctx := context.Background()
 	req := &abi.UpdateContainerRequest{Container: &abi.Container{Id: "x", Annotations: map[string]string{
 		conformance.EachAnnotation: "a,b,c", conformance.GroupAnnotation: "d,e,f",
@@ -454,7 +469,7 @@ func checkGroupedUpdates(t *testing.T, _ conformanceSDK, module []byte) {
 		}},
 	} {
 		t.Run(host.name, func(t *testing.T) {
-			p, err := wasm.Load(ctx, "conformance", module, wasm.WithCacheDir(sharedCache))
+			p, err := wasm.Load(ctx, "conformance", module, sdk.with(wasm.WithCacheDir(sharedCache))...)
 			if err != nil {
 				t.Fatal(err)
 			}

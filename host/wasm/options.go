@@ -26,7 +26,37 @@ const (
 	DefaultIdleDelay = time.Millisecond
 	// DefaultOutputLimit is how much of a call's stdout and stderr is kept.
 	DefaultOutputLimit = 64 << 10
+	// DefaultCompileRetry is the first wait before a failed background
+	// compile (WithBackgroundCompile) is tried again; each failure doubles
+	// it, up to DefaultCompileRetryMax.
+	DefaultCompileRetry = time.Second
+	// DefaultCompileRetryMax bounds the wait between background compiles.
+	DefaultCompileRetryMax = 5 * time.Minute
 )
+
+// Engine selects how wazero runs a policy's code.
+type Engine int
+
+const (
+	// EngineCompiler compiles the module to machine code before its first
+	// call (through the cache of WithCacheDir). The default.
+	EngineCompiler Engine = iota
+	// EngineInterpreter runs the module on wazero's interpreter: no compile,
+	// so a module is ready in a fraction of the time and memory, but its
+	// calls are several times slower (docs/performance.md). The sandbox's
+	// limits are the same (host/wasm/RATIONALE.md).
+	EngineInterpreter
+)
+
+func (e Engine) String() string {
+	switch e {
+	case EngineCompiler:
+		return "compiler"
+	case EngineInterpreter:
+		return "interpreter"
+	}
+	return fmt.Sprintf("Engine(%d)", int(e))
+}
 
 // wasmPageSize is the size of a Wasm memory page.
 const wasmPageSize = 64 << 10
@@ -81,9 +111,14 @@ type options struct {
 	responseLimit int
 	outputLimit   int
 	interrupt     Interrupt
-	idleDelay     time.Duration
-	logger        logr.Logger
-	restore       RestoreFunc
+	engine        Engine
+	// background compiles a module in neither cache nor seed while the
+	// policy runs on the interpreter (WithBackgroundCompile).
+	background      CompileFunc
+	retry, retryMax time.Duration
+	idleDelay       time.Duration
+	logger          logr.Logger
+	restore         RestoreFunc
 	// resealing skips the check of sealed metadata against Info (Seal).
 	resealing bool
 	// logs bounds the policy's log, shared by its instances.
@@ -99,6 +134,8 @@ func defaultOptions() options {
 		outputLimit:   DefaultOutputLimit,
 		interrupt:     InterruptInstrumented,
 		idleDelay:     DefaultIdleDelay,
+		retry:         DefaultCompileRetry,
+		retryMax:      DefaultCompileRetryMax,
 		logs:          newLogLimiter(),
 		logger:        logr.FromSlogHandler(slog.Default().Handler()),
 	}
@@ -228,6 +265,54 @@ func WithLogger(l logr.Logger) Option {
 func WithRestore(f RestoreFunc) Option {
 	return func(o *options) error {
 		o.restore = f
+		return nil
+	}
+}
+
+// WithEngine selects how the module's code runs. Default EngineCompiler.
+func WithEngine(e Engine) Option {
+	return func(o *options) error {
+		if e < EngineCompiler || e > EngineInterpreter {
+			return fmt.Errorf("engine %d: unknown", int(e))
+		}
+		o.engine = e
+		return nil
+	}
+}
+
+// CompileFunc compiles module outside the agent's memory (a child process
+// running Precompile) into a seed directory, and returns that directory and
+// a function that removes it. It is called again after a failure.
+type CompileFunc func(ctx context.Context, module []byte) (seedDir string, cleanup func(), err error)
+
+// WithBackgroundCompile starts a module that is in neither the cache
+// (WithCacheDir, required) nor a seed (WithSeedDir) at once on wazero's
+// interpreter, and has f compile it meanwhile. When f's seed is installed
+// into the cache the compiled code waits for Policy.Promote, which moves the
+// policy to it. A failed compile is logged with its reason, counted
+// (Policy.CompileFailures, Policy.Compiling) and tried again after
+// WithCompileRetry's backoff; the policy serves on the interpreter
+// meanwhile. A module the cache or a seed holds starts compiled, as
+// without the option. Default: none (Load compiles before it returns).
+func WithBackgroundCompile(f CompileFunc) Option {
+	return func(o *options) error {
+		if f == nil {
+			return fmt.Errorf("background compile: nil function")
+		}
+		o.background = f
+		return nil
+	}
+}
+
+// WithCompileRetry sets the backoff of a failed background compile
+// (WithBackgroundCompile): first wait first, doubled after each failure, up
+// to max. Default DefaultCompileRetry (1 s) to DefaultCompileRetryMax (5 min).
+func WithCompileRetry(first, max time.Duration) Option {
+	return func(o *options) error {
+		if first <= 0 || max < first {
+			return fmt.Errorf("compile retry %v to %v: the first wait must be positive and at most the longest", first, max)
+		}
+		o.retry, o.retryMax = first, max
 		return nil
 	}
 }

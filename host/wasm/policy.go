@@ -33,18 +33,32 @@ type Policy struct {
 	rebuilds atomic.Uint64
 	// idleTimer runs the idle work WithIdleDelay after the last call (idle.go).
 	idleTimer *time.Timer
+
+	// Interpreter first (background.go): next is the compiled code waiting
+	// for Promote; compiling, stopBackground and backgroundDone belong to the
+	// background compile, nil when none runs.
+	next            *compiled
+	compiling       chan error
+	stopBackground  context.CancelFunc
+	backgroundDone  chan struct{}
+	compileFailures atomic.Uint64
 }
 
 var _ abi.Transport = (*Policy)(nil)
 
 // Load compiles module, checks it, and starts its first instance (running the
-// RestoreFunc on it). name identifies the policy in logs and errors.
+// RestoreFunc on it). name identifies the policy in logs and errors. With
+// WithBackgroundCompile, a module not compiled yet starts on the interpreter
+// (Compiling, Promote).
 func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Policy, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("policy %q: %w", name, err)
 		}
+	}
+	if o.background != nil && o.cacheDir == "" {
+		return nil, fmt.Errorf("policy %q: background compile: needs a compilation cache (WithCacheDir) for the compiled code to land in", name)
 	}
 	md, err := ReadMetadata(module)
 	if err != nil {
@@ -67,6 +81,7 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 		_ = c.close(ctx)
 		return nil, err
 	}
+	p.startBackground(module)
 	return p, nil
 }
 
@@ -184,6 +199,10 @@ func (t instanceTransport) Call(ctx context.Context, method abi.Method, req abi.
 
 // Close releases the instance and the compiled module.
 func (p *Policy) Close(ctx context.Context) error {
+	if p.stopBackground != nil {
+		p.stopBackground()
+		<-p.backgroundDone
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -196,6 +215,10 @@ func (p *Policy) Close(ctx context.Context) error {
 	if p.inst != nil {
 		p.inst.close(ctx)
 		p.inst = nil
+	}
+	if p.next != nil {
+		_ = p.next.close(ctx)
+		p.next = nil
 	}
 	return p.compiled.close(ctx)
 }

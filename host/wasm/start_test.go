@@ -19,27 +19,29 @@ var startEntries = []string{wasmtest.EntryStart, wasmtest.EntryInitialize, wasmt
 // TestStartUpDeadline loads modules that loop forever in each entry point of
 // start-up: Load must fail with ErrDeadline, naming the start-up limit.
 func TestStartUpDeadline(t *testing.T) {
-	for _, mode := range []wasm.Interrupt{wasm.InterruptInstrumented, wasm.InterruptWazero} {
-		for _, entry := range startEntries {
-			t.Run(entry, func(t *testing.T) {
-				ctx := context.Background()
-				p, err := wasm.Load(ctx, "looping", wasmtest.LoopingModule(entry),
-					wasm.WithInterrupt(mode), wasm.WithStartTimeout(50*time.Millisecond), wasm.WithLogger(logr.Discard()))
-				if err == nil {
-					p.Close(ctx)
-					t.Fatal("Load succeeded, want a start-up deadline error")
-				}
-				if !errors.Is(err, wasm.ErrDeadline) || !strings.Contains(err.Error(), "start-up limit 50ms") {
-					t.Fatalf("Load error = %v, want %v naming the start-up limit", err, wasm.ErrDeadline)
-				}
-				step := entry
-				if entry == wasmtest.EntryStart {
-					step = "instantiate"
-				}
-				if !strings.Contains(err.Error(), step) {
-					t.Fatalf("Load error = %v, want it to name %q", err, step)
-				}
-			})
+	for _, engine := range []wasm.Engine{wasm.EngineCompiler, wasm.EngineInterpreter} {
+		for _, mode := range []wasm.Interrupt{wasm.InterruptInstrumented, wasm.InterruptWazero} {
+			for _, entry := range startEntries {
+				t.Run(engine.String()+"/"+entry, func(t *testing.T) {
+					ctx := context.Background()
+					p, err := wasm.Load(ctx, "looping", wasmtest.LoopingModule(entry),
+						wasm.WithEngine(engine), wasm.WithInterrupt(mode), wasm.WithStartTimeout(50*time.Millisecond), wasm.WithLogger(logr.Discard()))
+					if err == nil {
+						p.Close(ctx)
+						t.Fatal("Load succeeded, want a start-up deadline error")
+					}
+					if !errors.Is(err, wasm.ErrDeadline) || !strings.Contains(err.Error(), "start-up limit 50ms") {
+						t.Fatalf("Load error = %v, want %v naming the start-up limit", err, wasm.ErrDeadline)
+					}
+					step := entry
+					if entry == wasmtest.EntryStart {
+						step = "instantiate"
+					}
+					if !strings.Contains(err.Error(), step) {
+						t.Fatalf("Load error = %v, want it to name %q", err, step)
+					}
+				})
+			}
 		}
 	}
 }

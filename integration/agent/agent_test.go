@@ -159,6 +159,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 func TestAgentKillKeepsCheckpoint(t *testing.T) {
 	e := newEnv(t, "")
 	before := placeQoSClasses(t, e) // the checkpoint holds every assignment by now
+	waitCompiled(t, e)              // the restart's figure is a warm cache's
 	e.a.Kill(t)
 	e.a.Restart(t)
 	t.Logf("FIGURE agent start-to-ready after SIGKILL, warm compilation cache, %d containers: %v", len(e.ids), e.a.ReadyAfter)
@@ -259,7 +260,11 @@ const steadyAfter = 5 * time.Second
 // directory (SIGTERM in between).
 func TestAgentStartupFigures(t *testing.T) {
 	e := newEnv(t, "")
-	logRSS(t, e.a, "after a cold start")
+	logRSS(t, e.a, "after a cold start (on the interpreter while the child compiles)")
+	// A restart before the child's compile lands would start on the
+	// interpreter again: the warm starts need the compiled code in the cache.
+	waitCompiled(t, e)
+	logRSS(t, e.a, "after a cold start and the move to compiled code")
 	var warm []time.Duration
 	var rss []float64
 	for range 5 {
@@ -324,4 +329,53 @@ func overlap(a, b string) bool {
 	sa, err1 := cpuset.Parse(a)
 	sb, err2 := cpuset.Parse(b)
 	return err1 == nil && err2 == nil && sa.Intersects(sb)
+}
+
+// TestAgentInterpreterFirstStartFigures starts the agent on a node that
+// never ran topology-aware and whose image has no compiled-code seed (as for
+// a file or OCI policy, or a new version): the policy must start on wazero's
+// interpreter while a child process compiles it, place containers there as
+// on compiled code (their real cgroups), and move to the compiled code once
+// the child is done without moving any container. It reports start to ready
+// and how long the move to compiled code took (docs/performance.md).
+func TestAgentInterpreterFirstStartFigures(t *testing.T) {
+	e := newEnv(t, "", func(o *agent.Options) {
+		o.Config = "policy:\n  name: topology-aware\n  seedDir: " + filepath.Join(t.TempDir(), "no-seed") + "\nlog:\n  verbosity: 1\n"
+	})
+	t.Logf("FIGURE agent start-to-ready, empty cache, no seed (interpreter first): %v", e.a.ReadyAfter)
+	if len(logLines(e.a, "starting on the interpreter")) == 0 {
+		t.Fatalf("the policy did not start on the interpreter; the start's log:\n%s", e.a.StartLog())
+	}
+	interpreted := e.metrics(t).Sum("nriwasm_policy_interpreted") == 1
+	logRSS(t, e.a, fmt.Sprintf("at ready (on the interpreter: %v)", interpreted))
+	before := placeQoSClasses(t, e)
+	t.Logf("the containers were placed on the %s", map[bool]string{true: "interpreter", false: "compiled code (the compile was done first)"}[interpreted])
+	waitCompiled(t, e)
+	if got := e.metrics(t).Sum("nriwasm_policy_compile_failures_total"); got != 0 {
+		t.Errorf("nriwasm_policy_compile_failures_total = %v, want 0", got)
+	}
+	for _, line := range logLines(e.a, "compiled in a child process") {
+		t.Logf("FIGURE %s", line)
+	}
+	for _, line := range logLines(e.a, "moved from the interpreter") {
+		t.Logf("FIGURE %s", line)
+	}
+	e.unchanged(t, before, "after the move to compiled code")
+	logRSS(t, e.a, "after the move to compiled code")
+	time.Sleep(steadyAfter)
+	logRSS(t, e.a, fmt.Sprintf("%v after the move to compiled code (steady)", steadyAfter))
+}
+
+// waitCompiled waits until the agent's policy runs compiled code
+// (nriwasm_policy_interpreted 0): a first start of a policy in neither cache
+// nor seed serves on the interpreter until the child's compile lands.
+func waitCompiled(t *testing.T, e *env) {
+	t.Helper()
+	start := time.Now()
+	for e.metrics(t).Sum("nriwasm_policy_interpreted") != 0 {
+		if time.Since(start) > 3*time.Minute {
+			t.Fatalf("the policy is still on the interpreter 3m later; the log:\n%s", e.a.StartLog())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -138,8 +138,6 @@ func (ix *topoIndex) done(set cpuset.Set) {
 // closeness and the node choice, lo whole-core preference and the id.
 type key struct{ hi, lo uint64 }
 
-func (k key) less(o key) bool { return k.hi < o.hi || k.hi == o.hi && k.lo < o.lo }
-
 // inflate picks n of the free CPUs (nFree of them, counted in avail and,
 // per node of the CPU tree, in tf) to add to cur, as nri-plugins' balloons
 // resizes a balloon (cmd/plugins/balloons/policy/cputree.go, ResizeCpus):
@@ -335,42 +333,103 @@ func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, ne
 	return scored{id: uint32(best), k: bestKey}, best >= 0
 }
 
-// deflate picks n CPUs of cur to give back: the least preferred tier
-// first; then CPUs of the node where the balloon has the fewest; then lone
-// threads, so whole cores stay (with spread: doubled-up threads first);
-// then the highest id.
-func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts) cpuset.Set {
+// deflate picks n CPUs of cur to give back, as nri-plugins' balloons
+// deflates a balloon (cmd/plugins/balloons/policy/cputree.go, ResizeCpus
+// with a negative delta): all of cur if that is n; otherwise, when the type
+// prefers CPUs (its devices, the reserved cpuset, isolated CPUs, a core
+// type: resizeCpusWithDevices), each of cur's CPUs is weighted by the
+// preferred sets holding it (the first set weighing more than all later
+// ones together) and the least weighted go for sure, the rest of n coming
+// from those of the n-th weight; avoided CPUs weigh nothing (nri-plugins'
+// "far from" hints are sets of free CPUs, which a balloon's CPUs are not).
+// Those are released one at a time (resizeCpusOneAtATime), each the leaf
+// of the type's CPU tree that resizeCpusMaxLocalSet sorts first with
+// sorterRelease: level by level from the package, the fewest of the CPUs
+// still to choose from, then level by level the fewest free CPUs, then the
+// highest thread name. tf are the free CPUs counted per tree node.
+func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts, tf *treeFree) cpuset.Set {
 	if n <= 0 {
 		return cpuset.Set{}
 	}
-	have := ix.haveOf(cur)
-	defer ix.done(cur)
-	cands := cur.Sorted()
-	tiers := make([]int, len(cands))
-	for i, id := range cands {
-		tiers[i] = o.tierOf(id)
+	if n >= cur.Size() {
+		return cur
 	}
-	taken := make([]bool, len(cands))
+	cands := cur.Sorted()
 	var picked []uint32
-	for len(picked) < n && len(picked) < len(cands) {
-		best, bestKey := -1, key{}
+	if len(o.prefer) > 0 {
+		weights := make([]uint64, len(cands))
 		for i, id := range cands {
-			if taken[i] {
-				continue
+			for p, set := range o.prefer {
+				if set.Contains(id) {
+					weights[i] += 1 << (len(o.prefer) - 1 - p)
+				}
 			}
-			c := ix.cpus[id]
-			core := have.core[c.core]
-			if o.spread {
-				core = -core
+		}
+		sorted := slices.Clone(weights)
+		slices.Sort(sorted)
+		limit := sorted[n]
+		maybe := cands[:0:0]
+		for i, id := range cands {
+			switch {
+			case weights[i] < limit:
+				picked = append(picked, id)
+			case weights[i] == limit:
+				maybe = append(maybe, id)
 			}
-			k := key{hi: uint64(64-tiers[i])<<40 | uint64(have.node[c.node])<<20 | uint64(core+(1<<19)), lo: uint64(1<<32 - 1 - int64(id))}
-			if best < 0 || k.less(bestKey) {
-				best, bestKey = i, k
+		}
+		cands = maybe
+	}
+	split := 0
+	if o.spread {
+		split = 1
+	}
+	sh := ix.tree.shapes[split]
+	free, extra := tf[split], sh.scratch // extra: CPUs released so far
+	for _, id := range cands {
+		for i, key := range sh.key {
+			sh.cur[i][key[id]]++
+		}
+	}
+	rank := ix.tree.rank[tThread]
+	taken := make([]bool, len(cands))
+	for len(picked) < n {
+		best := -1
+		for i, id := range cands {
+			if !taken[i] && (best < 0 || sh.releaseBefore(id, cands[best], free, rank)) {
+				best = i
 			}
 		}
 		taken[best] = true
-		picked = append(picked, cands[best])
-		have.add(ix.cpus[cands[best]], -1)
+		id := cands[best]
+		picked = append(picked, id)
+		for i, key := range sh.key {
+			sh.cur[i][key[id]]--
+			extra[i][key[id]]++
+		}
+	}
+	for _, id := range cands {
+		for i, key := range sh.key {
+			sh.cur[i][key[id]], extra[i][key[id]] = 0, 0
+		}
 	}
 	return cpuset.New(picked...)
+}
+
+// releaseBefore tells whether nri-plugins' sorterRelease puts leaf a
+// before leaf b: level by level, fewer of the CPUs to choose from (sh.cur),
+// then level by level fewer free CPUs (free, plus those released in this
+// deflate, sh.scratch), then the higher thread name (rank).
+func (sh *treeShape) releaseBefore(a, b uint32, free [][]int32, rank []int32) bool {
+	for i, key := range sh.key {
+		if ca, cb := sh.cur[i][key[a]], sh.cur[i][key[b]]; ca != cb {
+			return ca < cb
+		}
+	}
+	for i, key := range sh.key {
+		fa, fb := free[i][key[a]]+sh.scratch[i][key[a]], free[i][key[b]]+sh.scratch[i][key[b]]
+		if fa != fb {
+			return fa < fb
+		}
+	}
+	return rank[a] > rank[b]
 }

@@ -1,12 +1,11 @@
 package balloons
 
 import (
-	"encoding/json"
-	"fmt"
 	"path"
 	"strings"
 
 	"github.com/nriwasm/nriwasm/sdk/go/kit/expr"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/jsontext"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
@@ -144,28 +143,8 @@ type Component struct {
 	BalloonType string `json:"balloonType"`
 }
 
-// enum is a string restricted to a list of values.
-func enum(b []byte, what string, values ...string) (string, error) {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		for _, v := range values {
-			if s == v {
-				return s, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("%s %s: want one of %s", what, b, strings.Join(values, ", "))
-}
-
 // Priority is allocatorPriority: which types' minBalloons get CPUs first.
 type Priority string
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (p *Priority) UnmarshalJSON(b []byte) error {
-	s, err := enum(b, "allocatorPriority", "high", "normal", "low", "none")
-	*p = Priority(s)
-	return err
-}
 
 func (p Priority) rank() int {
 	switch p {
@@ -192,42 +171,14 @@ const (
 	LevelCore    Level = "core"
 )
 
-// UnmarshalJSON implements json.Unmarshaler.
-func (l *Level) UnmarshalJSON(b []byte) error {
-	s, err := enum(b, "level", "system", "package", "die", "numa", "l2cache", "core")
-	*l = Level(s)
-	return err
-}
-
 // CoreType is preferCoreType.
 type CoreType string
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (c *CoreType) UnmarshalJSON(b []byte) error {
-	s, err := enum(b, "core type", "performance", "efficient")
-	*c = CoreType(s)
-	return err
-}
 
 // MemoryType is a memoryTypes entry.
 type MemoryType string
 
-// UnmarshalJSON implements json.Unmarshaler.
-func (m *MemoryType) UnmarshalJSON(b []byte) error {
-	s, err := enum(b, "memory type", "DRAM", "HBM", "PMEM")
-	*m = MemoryType(s)
-	return err
-}
-
 // CreationPolicy is componentCreation.
 type CreationPolicy string
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (c *CreationPolicy) UnmarshalJSON(b []byte) error {
-	s, err := enum(b, "componentCreation", "all", "balance-balloons")
-	*c = CreationPolicy(s)
-	return err
-}
 
 // The built-in balloon types.
 const (
@@ -251,7 +202,9 @@ func ParseConfig(raw []byte) (*Config, error) {
 // logging them.
 func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 	cfg := &Config{}
-	warnings, err := policyconfig.DecodeWarnings(raw, cfg, policyconfig.Root)
+	warnings, err := policyconfig.DecodeFunc(raw, policyconfig.Root, func(d *policyconfig.Decoder, v policyconfig.Value) {
+		decodeConfig(d, v, cfg)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,20 +224,21 @@ func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 // here too. The field is read apart because Decode drops ignored fields; an
 // empty cpuClass is no class, as there.
 func (c *Config) refuseCompositeClasses(raw []byte) error {
-	var classes struct {
-		BalloonTypes []struct {
-			CPUClass any `json:"cpuClass"`
-		} `json:"balloonTypes"`
-	}
 	js, err := policyconfig.JSON(raw)
 	if err != nil {
 		return err // Decode read it already
 	}
-	if err := json.Unmarshal(js, &classes); err != nil {
+	doc, err := jsontext.Parse(js)
+	if err != nil {
 		return policyconfig.Errorf(field(), "%v", err)
 	}
-	for i, t := range classes.BalloonTypes {
-		if i >= len(c.BalloonTypes) || len(c.BalloonTypes[i].Components) == 0 || t.CPUClass == nil || t.CPUClass == "" {
+	// Decode has checked the shapes: balloonTypes is a list of objects.
+	top, _ := doc.(map[string]any)
+	types, _ := top["balloonTypes"].([]any)
+	for i, t := range types {
+		obj, _ := t.(map[string]any)
+		class := obj["cpuClass"]
+		if i >= len(c.BalloonTypes) || len(c.BalloonTypes[i].Components) == 0 || class == nil || class == "" {
 			continue
 		}
 		return policyconfig.Errorf(field("balloonTypes", i, "cpuClass"), "a composite balloon type cannot have a CPU class (nri-plugins refuses it): set it on the component types")

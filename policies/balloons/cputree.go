@@ -237,11 +237,7 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 		return 0, 0, false
 	}
 	q := qualify{sh: sh, free: free, depth: depth, n: int32(n)}
-	for id := range cur.All() {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]]++
-		}
-	}
+	sh.countCur(cur, true)
 	s := sh.s1[:0]
 	for k := range free[0] {
 		if q.ok(0, int32(k)) {
@@ -272,13 +268,29 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 			best = k
 		}
 	}
-	for id := range cur.All() {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]] = 0
-		}
-	}
+	sh.countCur(cur, false)
 	sh.s1 = s[:0]
 	return depth, best, true
+}
+
+// countCur counts cur's CPUs per node in sh.cur (count), or zeroes those
+// counts again (!count), level by level, so that the inner loop keeps one
+// level's keys and counts at hand. The thread level is left out: a choice
+// compares threads that are candidates, free CPUs, which no balloon holds,
+// so their counts are zero anyway.
+func (sh *treeShape) countCur(cur cpuset.Set, count bool) {
+	for i, key := range sh.key[:len(sh.key)-1] {
+		c := sh.cur[i]
+		if !count {
+			for id := range cur.All() {
+				c[key[id]] = 0
+			}
+			continue
+		}
+		for id := range cur.All() {
+			c[key[id]]++
+		}
+	}
 }
 
 // qualify tells which nodes hold a node at depth with n candidates.
@@ -306,20 +318,20 @@ func (q *qualify) ok(i int, k int32) bool {
 }
 
 // keep filters s, nodes at level i, to those whose node at level j has the
-// most (most) or the fewest counts in counts. Plain loops: in Wasm a call
-// through a function value costs more than the comparison.
+// most (most) or the fewest counts in counts, in one pass: a better count
+// restarts the kept list. Plain loops: in Wasm a call through a function
+// value costs more than the comparison.
 func (sh *treeShape) keep(s []int32, counts [][]int32, j, i int, most bool) []int32 {
 	c, key, order, lo := counts[j], sh.key[j], sh.order, sh.lo[i]
 	best := c[key[order[lo[s[0]]]]]
+	out := s[:1]
 	for _, k := range s[1:] {
-		if v := c[key[order[lo[k]]]]; most && v > best || !most && v < best {
-			best = v
-		}
-	}
-	out := s[:0]
-	for _, k := range s {
-		if c[key[order[lo[k]]]] == best {
+		switch v := c[key[order[lo[k]]]]; {
+		case v == best:
 			out = append(out, k)
+		case most && v > best || !most && v < best:
+			best = v
+			out = append(out[:0], k)
 		}
 	}
 	return out

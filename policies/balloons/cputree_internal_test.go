@@ -56,6 +56,62 @@ func TestTreeChoice(t *testing.T) {
 	}
 }
 
+// TestTreeRelease checks deflate's choice on n4c16 against what
+// nri-plugins' ResizeCpus gives for a negative delta: device (preferred
+// set) weights first, then one CPU at a time the leaf sorterRelease sorts
+// first. Every case but the last two picks otherwise with the scoring
+// deflate had before (the least preferred tier, the node with the fewest,
+// lone threads, the highest id).
+func TestTreeRelease(t *testing.T) {
+	ix, err := newTopoIndex(policytest.Machine(t, "N4C16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		taken string // CPUs not free; the balloon's are added
+		cur   string // the balloon's CPUs
+		n     int
+		o     allocOpts
+		want  string
+	}{
+		{name: "the preferred set's CPUs stay; of the others, the package holding fewest of them goes",
+			cur: "0-3,12-13", n: 1, o: allocOpts{prefer: []cpuset.Set{cpuset.MustParse("0-2")}}, want: "3"},
+		{name: "avoided CPUs weigh nothing: the package with fewest goes",
+			cur: "4-5,8", n: 1, o: allocOpts{avoid: cpuset.MustParse("4")}, want: "8"},
+		{name: "between equal counts, the node with fewer free CPUs goes",
+			taken: "1", cur: "0,4", n: 1, want: "0"},
+		{name: "one at a time, package first: the package with fewest empties",
+			cur: "0-1,4,8-9", n: 2, want: "8-9"},
+		{name: "all of it", cur: "0,5", n: 2, want: "0,5"},
+		{name: "the first preferred set weighs more than the second",
+			cur: "0-1,8,12", n: 2, o: allocOpts{prefer: []cpuset.Set{cpuset.MustParse("8-11"), cpuset.MustParse("0-3")}}, want: "1,12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tf := ix.tree.newFree()
+			notFree := cpuset.MustParse(tc.taken).Union(cpuset.MustParse(tc.cur))
+			for _, id := range ix.onlineIDs {
+				if !notFree.Contains(id) {
+					ix.tree.add(tf, id, 1)
+				}
+			}
+			got := ix.deflate(cpuset.MustParse(tc.cur), tc.n, &tc.o, tf)
+			if got.String() != tc.want {
+				t.Errorf("deflate(%d) of %s with %s taken = %s; want %s", tc.n, tc.cur, tc.taken, got, tc.want)
+			}
+			for s, sh := range ix.tree.shapes {
+				for i := range sh.levels {
+					for k := range sh.cur[i] {
+						if sh.cur[i][k] != 0 || sh.scratch[i][k] != 0 {
+							t.Fatalf("shape %d level %d node %d: scratch counts left non-zero", s, i, k)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkTreeChoice4096 times one inflate on Sparse4096CPU8Socket (4,080
 // online CPUs) with every third CPU taken, for a balloon of 8 CPUs on one
 // NUMA node growing by 1 and by 2 CPUs, packed, balanced and spread: the

@@ -1,7 +1,6 @@
 package balloons
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -166,7 +165,7 @@ func (s *state) bind(spec *abi.Claim, b *balloon) *claim {
 	c := &claim{uid: strings.Clone(spec.GetUid()), spec: spec.CloneVT(), b: b}
 	b.claim = c.uid
 	dev := deviceName(b.t.Name, b.inst)
-	data, _ := json.Marshal(statusData{Balloon: b.name(), CPUSet: b.cpus.String(), NUMANodes: s.ix.nodesOf(b.cpus).String()})
+	data := statusData{Balloon: b.name(), CPUSet: b.cpus.String(), NUMANodes: s.ix.nodesOf(b.cpus).String()}.appendJSON(nil)
 	for _, res := range spec.GetResults() {
 		c.devices = append(c.devices, &abi.PreparedDevice{
 			Request: res.GetRequest(), Pool: res.GetPool(), Device: res.GetDevice(), ShareId: res.GetShareId(),

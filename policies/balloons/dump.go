@@ -1,8 +1,6 @@
 package balloons
 
 import (
-	"encoding/json"
-
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
@@ -49,11 +47,8 @@ type DumpContainer struct {
 
 // DumpState implements policy.StateDumper.
 func (p *Policy) DumpState(*abi.DumpStateRequest) (*abi.DumpStateResponse, error) {
-	js, err := json.Marshal(p.st.dump())
-	if err != nil {
-		return nil, err
-	}
-	return &abi.DumpStateResponse{Json: js}, nil
+	d := p.st.dump()
+	return &abi.DumpStateResponse{Json: d.appendJSON(nil)}, nil
 }
 
 func (s *state) dump() Dump {

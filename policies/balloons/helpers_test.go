@@ -1,6 +1,7 @@
 package balloons_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -68,6 +69,11 @@ func (h *harness) dump() balloons.Dump {
 	var d balloons.Dump
 	if err := json.Unmarshal(resp.Json, &d); err != nil {
 		h.TB.Fatalf("dump: %v", err)
+	}
+	// The policy writes its dump without encoding/json: every dump a test
+	// reads is also the JSON encoding/json writes for it.
+	if want, err := json.Marshal(d); err != nil || !bytes.Equal(resp.Json, want) {
+		h.TB.Fatalf("DumpState's JSON\n%s\nencoding/json writes\n%s (%v)", resp.Json, want, err)
 	}
 	return d
 }

@@ -82,8 +82,9 @@ type state struct {
 	dirty dirty.List[*balloon]
 	// pods are the containers in balloons, by pod.
 	pods map[string][]*container
-	// changed is updates' scratch list, kept between calls.
-	changed []change
+	// groups and ids are updates' scratch lists, kept between calls.
+	groups []group
+	ids    []string
 	// open is chooseBalloon's scratch list, kept between calls.
 	open []openBalloon
 }
@@ -421,7 +422,7 @@ func (s *state) resizeLeaf(b *balloon, milli int64) error {
 		s.setCPUs(b, b.cpus.Union(add))
 		s.take(add)
 	case want < have:
-		rm := s.ix.deflate(b.cpus, have-want, &b.t.opts)
+		rm := s.ix.deflate(b.cpus, have-want, &b.t.opts, s.treeFree)
 		s.setCPUs(b, b.cpus.Difference(rm))
 		s.give(rm)
 	}

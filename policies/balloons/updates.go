@@ -78,12 +78,13 @@ func sameString(a, b string) bool {
 	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
-// change is one container's update: the pinning it moves to and which of
-// its lists change.
-type change struct {
-	c          *container
-	p          *pinned
-	cpus, mems bool
+// group is one update being built: its first container, the lists it
+// sends ("" for one that does not change) and its also_container_ids, a
+// range of the ids scratch list.
+type group struct {
+	first      string
+	cpus, mems string
+	from, to   int
 }
 
 // updates reshares the idle CPUs, then answers an update for every container
@@ -95,94 +96,60 @@ type change struct {
 // built here rather than folded afterwards: a balloon of 200 containers
 // costs one message and one slice of ids instead of 200 messages. The SDK
 // expands them for a host older than v1.1.
+//
+// It is one pass over the containers, each recorded as it is told, with
+// the groups and their ids in scratch lists the state keeps: the default
+// balloon's ~200 containers cost a pointer comparison or two each, and the
+// answer three allocations (RATIONALE.md, "Why one pass for the updates?").
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.reshare()
 	s.dirty.Sort(byTypeAndInstance)
-	changed := s.changed[:0]
+	groups, ids := s.groups[:0], s.ids[:0]
 	var cpusCmp, memsCmp listCompare
 	for _, b := range s.dirty.Items() {
 		for _, c := range b.members {
-			p := s.pinOf(c)
-			ch := change{c: c, p: p, cpus: cpusCmp.changed(c.cpus, p.cpus), mems: !c.keepMems && memsCmp.changed(c.mems, p.mems)}
-			if ch.cpus || ch.mems {
-				changed = append(changed, ch)
+			p := b.pin[pinSlot(c.hideHT, c.memTypes)]
+			if p == nil {
+				p = s.pinOf(c)
 			}
+			var cpus, mems string
+			if !sameString(c.cpus, p.cpus) && cpusCmp.changed(c.cpus, p.cpus) {
+				c.cpus, cpus = p.cpus, p.cpus
+			}
+			if !c.keepMems && !sameString(c.mems, p.mems) && memsCmp.changed(c.mems, p.mems) {
+				c.mems, mems = p.mems, p.mems
+			}
+			if cpus == "" && mems == "" || c.id == skip {
+				continue
+			}
+			if n := len(groups); n > 0 && sameList(groups[n-1].cpus, cpus) && sameList(groups[n-1].mems, mems) {
+				ids = append(ids, c.id)
+				groups[n-1].to = len(ids)
+				continue
+			}
+			groups = append(groups, group{first: c.id, cpus: cpus, mems: mems, from: len(ids), to: len(ids)})
 		}
 	}
 	s.dirty.Clear()
-	// Record the new lists, drop skip, and count the runs of one change.
-	all := changed
-	groups, n := 0, 0
-	for _, ch := range all {
-		if ch.cpus {
-			ch.c.cpus = ch.p.cpus
-		}
-		if ch.mems {
-			ch.c.mems = ch.p.mems
-		}
-		if ch.c.id == skip {
-			continue
-		}
-		if n == 0 || !changed[n-1].sameAs(ch) {
-			groups++
-		}
-		changed[n] = ch
-		n++
-	}
-	changed = changed[:n]
 	var out []*abi.ContainerUpdate
-	if groups > 0 {
+	if len(groups) > 0 {
 		// One allocation for the messages, one for all groups' ids.
-		slab := make([]abi.ContainerUpdate, groups)
-		ids := make([]string, n-groups)
-		out = make([]*abi.ContainerUpdate, groups)
-		k := -1
-		for i, ch := range changed {
-			if i > 0 && changed[i-1].sameAs(ch) {
-				u := out[k]
-				u.AlsoContainerIds = append(u.AlsoContainerIds, ch.c.id)
-				continue
+		slab := make([]abi.ContainerUpdate, len(groups))
+		also := slices.Clone(ids)
+		out = make([]*abi.ContainerUpdate, len(groups))
+		for i, g := range groups {
+			u := &slab[i]
+			u.ContainerId, u.CpusetCpus, u.CpusetMems = g.first, g.cpus, g.mems
+			if g.to > g.from {
+				u.AlsoContainerIds = also[g.from:g.to:g.to]
 			}
-			if k >= 0 {
-				ids = ids[len(out[k].AlsoContainerIds):]
-			}
-			k++
-			u := &slab[k]
-			out[k] = u
-			u.ContainerId, u.AlsoContainerIds = ch.c.id, ids[:0:len(ids)]
-			u.CpusetCpus, u.CpusetMems = ch.lists()
-		}
-		for _, u := range out {
-			u.AlsoContainerIds = slices.Clip(u.AlsoContainerIds)
-			if len(u.AlsoContainerIds) == 0 {
-				u.AlsoContainerIds = nil
-			}
+			out[i] = u
 		}
 	}
-	clear(all)
-	s.changed = all[:0]
+	clear(groups)
+	clear(ids)
+	s.groups, s.ids = groups[:0], ids[:0]
 	return out
-}
-
-// lists are the cpuset_cpus and cpuset_mems ch sends ("" for a list that
-// does not change).
-func (ch change) lists() (cpus, mems string) {
-	if ch.cpus {
-		cpus = ch.p.cpus
-	}
-	if ch.mems {
-		mems = ch.p.mems
-	}
-	return cpus, mems
-}
-
-// sameAs tells whether ch makes the same change as d: the same lists,
-// compared as abi.FoldUpdates does (one pointer comparison when both come
-// from one pinning, the bytes otherwise).
-func (d change) sameAs(ch change) bool {
-	dc, dm := d.lists()
-	cc, cm := ch.lists()
-	return sameList(dc, cc) && sameList(dm, cm)
 }
 
 // sameList is a == b, answered without reading the bytes when both are one

@@ -53,6 +53,10 @@ type (
 		CPUs      string   `json:"cpus"`
 		Mems      string   `json:"mems"`
 		Claims    []string `json:"claims,omitempty"`
+		// MemZone and MemBytes: the memory nodes its memory is accounted
+		// to and how much (memory accounting, nri-plugins' libmem).
+		MemZone  string `json:"memZone,omitempty"`
+		MemBytes int64  `json:"memBytes,omitempty"`
 	}
 )
 
@@ -85,6 +89,9 @@ func (s *state) dump() dumpState {
 			CPUs: c.sent, Mems: c.mems, Claims: c.claims}
 		if c.kind == kindShared || c.kind == kindReserved || c.kind == kindMixed {
 			dc.Milli = c.milli
+		}
+		if r := s.mem.reqs[id]; r != nil {
+			dc.MemZone, dc.MemBytes = r.zone.String(), r.size
 		}
 		if c.pool != nil && c.kind != kindPreserved && c.kind != kindFixed {
 			dc.Pool = c.pool.name

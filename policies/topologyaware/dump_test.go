@@ -18,9 +18,10 @@ type dump struct {
 		Exclusive                []struct{ Container, CPUs string }
 	}
 	Containers []struct {
-		ID, Kind, Pool, CPUs, Mems, Namespace string
-		SharedMilli                           int64
-		Claims                                []string
+		ID, Kind, Pool, CPUs, Mems, Namespace, MemZone string
+		MemBytes                                       int64
+		SharedMilli                                    int64
+		Claims                                         []string
 	}
 	Claims []struct {
 		UID, CPUs string

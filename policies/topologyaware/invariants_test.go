@@ -17,7 +17,9 @@ import (
 //     kube-system, reservedPoolNamespaces or prefer-reserved-cpus pods;
 //   - no cpuset reaches outside the available CPUs;
 //   - cpuset_mems is the chosen pool's memory nodes when pinMemory (of
-//     the default kinds, unless a memory-type annotation asks for others);
+//     the default kinds, unless a memory-type annotation asks for others),
+//     or more where the memory accounting widened them, and always the
+//     nodes its memory is accounted to;
 //   - DRA claims' CPUs are disjoint from each other and from every
 //     exclusive, shared and reserved cpuset; a claim's containers have
 //     exactly its CPUs, and one that requests CPU of its own also its
@@ -123,8 +125,18 @@ func (h *harness) check(reservedNS ...string) {
 			}
 			continue
 		}
-		if c.Kind != "preserved" && c.Kind != "fixed" && hc.Assignment.GetCpusetMems() != wantMems {
-			h.TB.Errorf("%s: mems %q, want pool %s's %q", c.ID, hc.Assignment.GetCpusetMems(), pool.Name, wantMems)
+		if c.Kind == "preserved" || c.Kind == "fixed" {
+			continue
+		}
+		// The memory accounting widens the nodes of a container whose
+		// zone would be overcommitted: never narrower than its pool's.
+		mems := hc.Assignment.GetCpusetMems()
+		if mems != wantMems && (wantMems == "" || mems == "" ||
+			!policytest.MustSet(h.TB, wantMems).IsSubsetOf(policytest.MustSet(h.TB, mems))) {
+			h.TB.Errorf("%s: mems %q, want pool %s's %q or more", c.ID, mems, pool.Name, wantMems)
+		}
+		if c.MemZone != "" && mems != "" && mems != c.MemZone {
+			h.TB.Errorf("%s: mems %q, but its memory is accounted to nodes %s", c.ID, mems, c.MemZone)
 		}
 	}
 	for _, s := range shared {

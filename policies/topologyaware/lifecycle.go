@@ -85,7 +85,14 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 	var updates []*abi.ContainerUpdate
 	for _, u := range p.st.plainUpdates("") {
 		if pu := placed[u.ContainerId]; pu != nil {
-			pu.CpusetCpus = u.CpusetCpus
+			// A later placement moved its CPUs or (memory accounting) its
+			// memory nodes: the one update says where it ends up.
+			if u.CpusetCpus != "" {
+				pu.CpusetCpus = u.CpusetCpus
+			}
+			if u.CpusetMems != "" {
+				pu.CpusetMems = u.CpusetMems
+			}
 			continue
 		}
 		updates = append(updates, u)

@@ -24,13 +24,22 @@ func memoryLimitScenario(t *testing.T, open opener) {
 		{burstable("again", 1000).Limited(2000).Memory(100<<20, 3*gib), "0-1"},
 		{burstable("unlimited", 1000).Limited(2000).Memory(200<<20, 0), "0-3"},
 		// A request equal to the limit: the usual pool, a node (node 0
-		// holds the reserved CPU, so its neighbours come first).
-		{burstable("equal", 1000).Limited(2000).Memory(3*gib, 3*gib), "2"},
-		{guaranteed("g", 1000).Memory(3*gib, 3*gib), "3"},
+		// holds the reserved CPU, so its neighbours come first), but 3G
+		// does not fit in a 2G node: the memory accounting widens it to
+		// the node and its neighbour (nri-plugins' libmem).
+		{burstable("equal", 1000).Limited(2000).Memory(3*gib, 3*gib), "2-3"},
+		// Another 3G in socket 1 overcommits nodes 2-3: the Burstable
+		// containers there, two-nodes and equal, move out to every node.
+		{guaranteed("g", 1000).Memory(3*gib, 3*gib), "2-3"},
 	} {
 		h.Create(tc.s)
 		if got := h.poolOf(tc.s.ID)[1]; got != tc.mems {
 			t.Errorf("%s: mems %s, want %s", tc.s.ID, got, tc.mems)
+		}
+	}
+	for _, id := range []string{"two-nodes", "equal"} {
+		if got := h.poolOf(id)[1]; got != "0-3" {
+			t.Errorf("%s: mems %s after g, want 0-3", id, got)
 		}
 	}
 	h.check()

@@ -82,6 +82,7 @@ const (
 	// gets: DRAM and PMEM, not HBM (nri-plugins' newRequest:
 	// defaultMemoryType &^ memoryHBM).
 	memDefault = memDRAM | memPMEM
+	memAll     = memDRAM | memPMEM | memHBM
 )
 
 var memKindNames = []struct {

@@ -36,19 +36,23 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		return nil, err
 	}
 	// byAffinity is an order with the pools c has affinity to first, then
-	// those with the memory kinds it asks for.
+	// by hints, then by the memory offers.
 	// Topology hints come right after affinity (nri-plugins' compareScores).
 	hints := s.hintsOf(pod, spec)
-	// Then memory limits (nri-plugins: the memory offer).
+	// Then the memory offer (its failure, its kinds) and memory limits;
+	// past CPU burstability the tighter offer, then the memory kinds
+	// (nri-plugins' order).
+	m := s.newMemChoice(pod, spec, kinds)
 	byAffinity := func(next order) order {
-		return s.withHints(hints, s.withMemLimit(spec, kinds, s.withMemKinds(kinds, next)))
+		return s.withHints(hints, m.withOffer(s.withMemLimit(spec, kinds, next)))
 	}
 	if byPool, some := s.poolAffinities(affs, c.id); some {
 		scores := s.affinityScores(byPool)
 		byAffinity = func(next order) order {
-			return withAffinity(scores, s.withHints(hints, s.withMemLimit(spec, kinds, s.withMemKinds(kinds, next))))
+			return withAffinity(scores, s.withHints(hints, m.withOffer(s.withMemLimit(spec, kinds, next))))
 		}
 	}
+	tighter := func(next order) order { return m.withTighter(s.withMemKinds(kinds, next)) }
 	if len(claims) > 0 {
 		s.holdClaims(c, claims, req.pinMems)
 		if err := s.shareWith(c, req.pinMems); err != nil {
@@ -81,7 +85,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		fits := func(p *pool) bool { return p.free() >= req.milli }
 		if h := s.named(hint); h != nil && fits(h) {
 			c.pool = h
-		} else if c.pool = s.choose(fits, byAffinity(s.sharedOrder(pod, spec, s.withPrio(req, byCount)))); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
+		} else if c.pool = s.choose(fits, byAffinity(s.sharedOrder(pod, spec, tighter(s.withPrio(req, byCount))))); c.pool == nil && c.kind == kindShared && spec.GetResources().GetCpuRequestMilli() == 0 {
 			// No shared CPU is left anywhere: a container that requests
 			// no CPU still starts, unpinned until shared CPUs come back,
 			// as nri-plugins leaves a grant with an empty cpuset
@@ -108,7 +112,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		// Try the isolated CPUs only when enough are free anywhere: a
 		// try that fails walks every pool (153 on the 4,096-CPU fixture).
 		if req.isolate && s.res.isolated.Difference(s.exclusive).Size() >= req.cores {
-			c.pool = s.choose(fits(true), byAffinity(s.withPrio(req, byCapacity)))
+			c.pool = s.choose(fits(true), byAffinity(tighter(s.withPrio(req, byCapacity))))
 		}
 		if c.pool == nil && req.requireIsolated {
 			// nri-plugins: resources.go verifyStrictCPUPreferences.
@@ -116,7 +120,7 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 				"%s: %d isolated CPUs required, at most %d free in any pool", keyRequireIsolated, req.cores, s.maxFreeIsolated())
 		}
 		if c.pool == nil {
-			c.pool = s.choose(fits(false), byAffinity(s.withPrio(req, byCapacity)))
+			c.pool = s.choose(fits(false), byAffinity(tighter(s.withPrio(req, byCapacity))))
 		}
 		if c.pool == nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_RESOURCE_EXHAUSTED, fieldRequest,
@@ -124,12 +128,13 @@ func (s *state) placeNear(pod *abi.PodSandbox, spec *abi.Container, hint string)
 		}
 		c.cpus, c.cpusText = cpus, cpus.String()
 	}
-	if req.pinMems {
-		c.mems = s.memsFor(c.pool, kinds)
+	if err := m.takeOffer(c, c.pool, req.pinMems); err != nil {
+		return nil, err
 	}
 	if err := s.verifyStrictHints(pod, spec, c, hints); err != nil {
 		return nil, err
 	}
+	m.takeMoves(c.pool)
 	s.add(c)
 	return c, nil
 }

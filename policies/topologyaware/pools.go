@@ -41,6 +41,9 @@ type pool struct {
 	mems     cpuset.Set // the memory nodes of its CPUs' nodes, every kind
 	memsText string     // those of the default kinds: what its containers get unless annotated
 	memBytes uint64     // the memory of those nodes (MemTotal)
+	memMask  nodeMask   // mems as a mask
+	maskID   int        // pools of one memMask share an id (memory offers are cached by it)
+	defMask  nodeMask   // the nodes of memsText as a mask
 	sharable cpuset.Set // cpus − reserved − isolated: what shared containers may use
 	isolated cpuset.Set // cpus ∩ isolated: for exclusive grants only
 
@@ -119,10 +122,11 @@ func buildPools(ix *topoIndex, r resources) []*pool {
 		// What a container gets by default: memDefault's kinds, the whole
 		// set where the pool has none of them.
 		if def := ix.ofKinds(p.mems, ix.defaultKinds()); !def.IsEmpty() {
-			p.memsText, p.memBytes = def.String(), ix.memBytes(def)
+			p.memsText, p.memBytes, p.defMask = def.String(), ix.memBytes(def), maskOf(def.Sorted())
 		} else {
-			p.memsText, p.memBytes = p.mems.String(), ix.memBytes(p.mems)
+			p.memsText, p.memBytes, p.defMask = p.mems.String(), ix.memBytes(p.mems), maskOf(p.mems.Sorted())
 		}
+		p.memMask = maskOf(p.mems.Sorted())
 		p.isolated = p.cpus.Intersection(r.isolated)
 		p.sharable = p.cpus.Difference(r.reserved).Difference(r.isolated)
 		p.shared, p.nShared, p.stale = p.sharable, p.sharable.Size(), true

@@ -39,11 +39,37 @@ func prioByName(s string) (cpuPrio, bool) {
 // normal, low, none, or default (the configured defaultCPUPriority).
 const keyPreferCPUPriority = "prefer-cpu-priority." + containers.AnnotationDomain
 
+// eppUnknown is the rank of an energy-performance preference nri-plugins'
+// sysfs.EPPFromString does not name: "default", a raw number, or none.
+const eppUnknown = 4
+
+// eppRank is nri-plugins' sysfs.EPP of a CPU's energy-performance
+// preference (ABI v1.4 CPU.energy_performance_preference): performance 0,
+// balance_performance 1, balance_power 2, power 3, anything else
+// eppUnknown. A higher rank prefers performance less.
+func eppRank(s string) int {
+	switch s {
+	case "performance":
+		return 0
+	case "balance_performance":
+		return 1
+	case "balance_power":
+		return 2
+	case "power":
+		return 3
+	}
+	return eppUnknown
+}
+
 // priorities is what the CPU priorities of a machine are, as nri-plugins'
 // CPU allocator discovers them when SST is not active
 // (discoverCpufreqPriority): per package, CPUs above the package's lowest
 // base frequency are high, those at it low (normal when the package has one
-// base frequency or none); efficient cores are low whatever their frequency.
+// base frequency or none); efficient cores are low whatever their frequency
+// or preference; then, where the package's CPUs have more than one known
+// energy-performance preference, the preference decides over the base
+// frequency: a CPU whose rank (eppRank) is below the package's highest
+// known one is high, every other low, an unknown one included.
 type priorities struct {
 	of   []cpuPrio            // by CPU id; online CPUs only
 	sets [numPrios]cpuset.Set // the CPUs of each class
@@ -89,6 +115,16 @@ func discoverPriorities(t *abi.Topology, ix *topoIndex) priorities {
 		if len(freqs) > 0 {
 			lowestFreq = slices.Min(freqs)
 		}
+		var epps []int // the package's known preferences, by rank
+		for _, c := range cpus {
+			if r := eppRank(c.GetEnergyPerformancePreference()); r != eppUnknown && !slices.Contains(epps, r) {
+				epps = append(epps, r)
+			}
+		}
+		var leastPerf int
+		if len(epps) > 0 {
+			leastPerf = slices.Max(epps)
+		}
 		for _, c := range cpus {
 			p := prioNormal
 			if len(freqs) > 1 {
@@ -97,8 +133,14 @@ func discoverPriorities(t *abi.Topology, ix *topoIndex) priorities {
 					p = prioHigh
 				}
 			}
-			if c.GetCoreType() == abi.CoreType_CORE_TYPE_EFFICIENT {
+			switch {
+			case c.GetCoreType() == abi.CoreType_CORE_TYPE_EFFICIENT:
 				p = prioLow
+			case len(epps) > 1:
+				p = prioLow
+				if eppRank(c.GetEnergyPerformancePreference()) < leastPerf {
+					p = prioHigh
+				}
 			}
 			pr.of[c.GetId()] = p
 			pr.core[ix.cpus[c.GetId()].core][p]++

@@ -33,6 +33,26 @@ var derivedMachines = map[string]func(tb testing.TB) *abi.Topology{
 			}
 		})
 	},
+	// N4C16-freq whose package 0 also has energy-performance preferences
+	// and efficient cores: cpu0-3 (3 GHz) "power", cpu4-7 (2 GHz)
+	// "balance_performance", cpu4-5 efficient cores. The preference
+	// decides over the frequency (cpu6-7 high, cpu0-3 low), the core kind
+	// over the preference (cpu4-5 low); package 1 stays normal.
+	"N4C16-freq-epp": func(tb testing.TB) *abi.Topology {
+		return withCPUs(tb, "N4C16", func(c *abi.CPU) {
+			c.BaseFreqKhz = 2000000
+			c.CoreType = abi.CoreType_CORE_TYPE_PERFORMANCE
+			switch {
+			case c.Id < 4:
+				c.BaseFreqKhz, c.EnergyPerformancePreference = 3000000, "power"
+			case c.Id < 8:
+				c.EnergyPerformancePreference = "balance_performance"
+			}
+			if c.Id == 4 || c.Id == 5 {
+				c.CoreType = abi.CoreType_CORE_TYPE_EFFICIENT
+			}
+		})
+	},
 	// TwoL3 whose kernel numbers its L3 caches the other way round: the
 	// cache of cores 4-7 (cpu4-7,12-15) has sysfs id 0, that of cores 0-3
 	// id 1.
@@ -62,7 +82,10 @@ func withCPUs(tb testing.TB, name string, f func(c *abi.CPU)) *abi.Topology {
 // TestCPUPriority: prefer-cpu-priority and defaultCPUPriority steer exclusive
 // CPUs by nri-plugins' CPU priorities: efficient cores are low; within a
 // package of several base frequencies, CPUs above the lowest are high and
-// those at it low; a package of one frequency is normal. A container
+// those at it low; a package of one frequency is normal; within a package
+// of several known energy-performance preferences, those preferring
+// performance more than the least are high, the others low, whatever
+// their frequency. A container
 // preferring a class goes to a pool whose free CPUs of that class hold it,
 // and takes those CPUs first; the reserved CPUs are normal ones.
 func TestCPUPriority(t *testing.T) { nativeAndWasm(t, cpuPriorityScenario) }
@@ -97,6 +120,37 @@ func cpuPriorityScenario(t *testing.T, open opener) {
 			guaranteed("none", 1000),
 			guaranteed("n", 1000).With(annCPUPriority, "normal"),
 		}, []string{"4", "0", "12"}, "8"},
+		// Energy-performance preferences as the host reads them
+		// (topologytest.N4C16EPP): package 0's cpu4-5 "performance"
+		// are high, the rest of it low, "default" cpu7 included;
+		// package 1 has one known preference, so it is normal, and the
+		// reservation takes cpu8. Low and normal pick pools by their
+		// class: lo goes to node 1 (node 0 holds none) and takes its
+		// low cpu6, not cpu4; n goes to package 1. High picks pools by
+		// performance cores, every CPU of a part without core kinds
+		// (nri-plugins' GetScore), so hi goes by the usual order to
+		// node 3, which has no high CPU.
+		{"N4C16EPP", "", []spec{
+			guaranteed("none", 1000),
+			guaranteed("lo", 1000).With(annCPUPriority, "low"),
+			guaranteed("hi", 1000).With(annCPUPriority, "high"),
+			guaranteed("lo2", 1000).With(annCPUPriority, "low"),
+			guaranteed("n", 1000).With(annCPUPriority, "normal"),
+		}, []string{"0", "6", "12", "1", "9"}, "8"},
+		// Five CPUs of package 0: high takes the high core 4-5 and
+		// three more, low every low CPU but one (nri-plugins' CPU
+		// allocator gives the same CPUs from 0-7); without preferences
+		// either would get 0-4.
+		{"N4C16EPP", "", []spec{guaranteed("big", 5000).With(annCPUPriority, "high")}, []string{"0-2,4-5"}, "8"},
+		{"N4C16EPP", "", []spec{guaranteed("big", 5000).With(annCPUPriority, "low")}, []string{"0-3,6"}, "8"},
+		// The preference over the frequency, the core kind over the
+		// preference: high takes cpu6-7 (not the faster cpu0-3, nor
+		// the efficient cpu4-5 whose preference is as high), low the
+		// efficient cores.
+		{"N4C16-freq-epp", "", []spec{
+			guaranteed("hi", 5000).With(annCPUPriority, "high"),
+			guaranteed("lo", 1000).With(annCPUPriority, "low"),
+		}, []string{"0-2,6-7", "4"}, "8"},
 		// The same without priorities: no class differs, so the
 		// annotations change nothing.
 		{"N4C16", "", []spec{

@@ -112,7 +112,7 @@ func (s *state) adoptAll(pods []*abi.PodSandbox, list []*abi.Container) {
 func (s *state) adopted(pod *abi.PodSandbox, spec *abi.Container, kind cpuKind) *container {
 	c := &container{
 		id: strings.Clone(spec.GetId()), pod: pod, spec: spec, kind: kind, pool: s.pools[0],
-		pinCPU: s.cfg.PinCPU, mems: spec.GetAssignment().GetCpusetMems(),
+		pinCPU: s.cfg.PinCPU, mems: spec.GetAssignment().GetCpusetMems(), memKinds: s.ix.memKindsOf(pod, spec),
 	}
 	c.hideHT, _ = boolAnnotation(pod, spec, containers.KeyHideHyperthreads)
 	return c

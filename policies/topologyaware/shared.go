@@ -147,7 +147,7 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	}
 	s.changed.Clear()
 	if len(moved) == 0 {
-		return nil
+		return s.withMemMoves(nil, skip)
 	}
 	if pools > 1 {
 		slices.SortFunc(moved, func(a, b *container) int { return strings.Compare(a.id, b.id) })
@@ -170,7 +170,7 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	}
 	clear(moved)
 	s.moved = moved[:0]
-	return out
+	return s.withMemMoves(out, skip)
 }
 
 // plainUpdates is updates with every group expanded, for the answers that

@@ -26,6 +26,9 @@ type container struct {
 	pinCPU   bool     // the policy answers its cpuset_cpus
 	hideHT   bool     // hide-hyperthreads: one thread of each core of its grant
 	mems     string   // the cpuset_mems it was given
+	memZone  nodeMask // the memory nodes its memory is accounted to (0: not accounted)
+	memKinds memKinds // the kinds of memory it asked for
+	memSeq   int64    // its memory request's age (memAlloc.seq)
 	sent     string   // the cpuset_cpus it was last given ("" when none)
 }
 
@@ -55,6 +58,12 @@ type state struct {
 	devices      []*nodeDevice
 	deviceByName map[string]*nodeDevice
 	claims       map[string]*claim
+
+	mem      *memAlloc    // memory accounting per zone (nri-plugins' libmem)
+	memMoved []*container // containers whose memory nodes an allocation widened
+	maskOf   []nodeMask   // the distinct pool memory nodes, by pool.maskID
+	offers   []memOffer   // scratch: one decision's memory offers, by pool.maskID
+	choice   memChoice    // scratch: one decision's memory offers
 }
 
 func newState(cfg Config, ix *topoIndex, driver string, claimed cpuset.Set) (*state, error) {
@@ -66,7 +75,15 @@ func newState(cfg Config, ix *topoIndex, driver string, claimed cpuset.Set) (*st
 		driver = defaultDriver
 	}
 	s := &state{cfg: cfg, ix: ix, res: res, pools: buildPools(ix, res), leaf: make([]*pool, len(ix.cpus)), ctrs: map[string]*container{},
-		driver: driver, claims: map[string]*claim{}}
+		driver: driver, claims: map[string]*claim{}, mem: newMemAlloc(ix)}
+	for _, p := range s.pools {
+		if p.maskID = slices.Index(s.maskOf, p.memMask); p.maskID < 0 {
+			p.maskID = len(s.maskOf)
+			s.maskOf = append(s.maskOf, p.memMask)
+		}
+	}
+	s.offers = make([]memOffer, len(s.maskOf))
+	s.mem.watch(s.maskOf)
 	for _, p := range s.pools {
 		p.excl = &s.exclusive
 		for _, id := range p.cpus.Sorted() {
@@ -160,6 +177,7 @@ func (s *state) add(c *container) {
 		i, _ := slices.BinarySearchFunc(c.pool.members, c.id, byID)
 		c.pool.members = slices.Insert(c.pool.members, i, c)
 	}
+	s.account(c)
 	s.ctrs[c.id] = c
 }
 
@@ -189,6 +207,7 @@ func (s *state) remove(id string) {
 		return
 	}
 	delete(s.ctrs, id)
+	s.mem.release(id)
 	if c.colocates() {
 		c.pool.colocated--
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nriwasm/nriwasm/host/config"
 	"github.com/nriwasm/nriwasm/host/wasm"
 	"github.com/nriwasm/nriwasm/policies/builtin"
 )
@@ -87,26 +86,19 @@ func compileInChild(ctx context.Context, exe string, env []string, module []byte
 	return dir, nil
 }
 
-// childSeed compiles the policy in a child process when the agent would
-// otherwise compile it itself (wasm.NeedsCompile: not in policy.cacheDir nor
-// in policy.seedDir), and returns the loader's extra options and a func that
-// removes the child's output. On failure the agent compiles it itself, as
-// before; the reason is logged.
-func childSeed(ctx context.Context, cfg *config.Policy, name string, module []byte, exe string, env []string, log logr.Logger) ([]wasm.Option, func()) {
-	var seeds []string
-	if cfg.SeedDir != "" {
-		seeds = append(seeds, cfg.SeedDir)
+// childCompile is the agent's wasm.CompileFunc: it compiles a module in a
+// child process (compileInChild, exe being the agent's binary and env the
+// child's environment) into a seed directory, which the returned cleanup
+// removes.
+func childCompile(exe string, env []string, log logr.Logger) wasm.CompileFunc {
+	return func(ctx context.Context, module []byte) (string, func(), error) {
+		start := time.Now()
+		log.Info("compiling the policy in a child process")
+		dir, err := compileInChild(ctx, exe, env, module)
+		if err != nil {
+			return "", nil, err
+		}
+		log.Info("policy compiled in a child process", "duration", time.Since(start).Round(time.Millisecond).String())
+		return dir, func() { os.RemoveAll(dir) }, nil
 	}
-	if cfg.CacheDir == "" || !wasm.NeedsCompile(cfg.CacheDir, module, seeds...) {
-		return nil, func() {}
-	}
-	start := time.Now()
-	log.Info("compiling the policy in a child process", "policy", name)
-	dir, err := compileInChild(ctx, exe, env, module)
-	if err != nil {
-		log.Error(err, "compiling the policy in the agent instead", "policy", name)
-		return nil, func() {}
-	}
-	log.Info("policy compiled in a child process", "policy", name, "duration", time.Since(start).Round(time.Millisecond).String())
-	return []wasm.Option{wasm.WithSeedDir(dir)}, func() { os.RemoveAll(dir) }
 }

@@ -59,17 +59,19 @@ func TestPolicyPrecompile(t *testing.T) {
 	}
 }
 
-// TestChildSeed: a policy in neither the cache nor the seed is compiled by a
-// child process (the test binary run as nriwasm), and the agent's own load
-// then reads the child's output instead of compiling; a policy the cache
-// holds starts no child; a child that cannot run leaves the compile to the
-// agent, and says why.
-func TestChildSeed(t *testing.T) {
+// TestChildCompile: a policy in neither the cache nor the seed starts on the
+// interpreter while a child process (the test binary run as nriwasm)
+// compiles it; the policy then moves to the child's compiled code, read
+// from its seed, not compiled by the agent. A child that cannot run is an
+// error naming the binary (the policy stays on the interpreter and the
+// compile is retried), and a policy the cache holds starts compiled, with no
+// child.
+func TestChildCompile(t *testing.T) {
 	module, err := os.ReadFile(filepath.Join("..", "..", "wasm", "testdata", "conformance-rust.wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &config.Policy{CacheDir: t.TempDir(), SeedDir: filepath.Join(t.TempDir(), "none")}
+	cfg := &config.Policy{CacheDir: t.TempDir(), SeedDir: filepath.Join(t.TempDir(), "none"), MemoryLimit: config.DefaultMemoryLimit, CallTimeout: config.DefaultCallTimeout}
 	var mu sync.Mutex
 	var logs []string
 	log := funcr.New(func(_, args string) {
@@ -84,27 +86,36 @@ func TestChildSeed(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	extra, cleanup := childSeed(ctx, cfg, "conformance", module, "/nonexistent/nriwasm", nil, log)
-	testkit.Equal(t, len(extra), 0)
-	cleanup()
-	if !logged("compiling the policy in the agent instead") {
-		t.Fatalf("a failed child is not logged: %v", logs)
+	if _, _, err := childCompile("/nonexistent/nriwasm", nil, logr.Discard())(ctx, module); err == nil || !strings.Contains(err.Error(), "/nonexistent/nriwasm") {
+		t.Fatalf("a child that cannot run: error %v, want one naming the binary", err)
 	}
 
-	extra, cleanup = childSeed(ctx, cfg, "conformance", module, os.Args[0], nil, log)
-	testkit.Equal(t, len(extra), 1)
-	p, err := wasm.Load(ctx, "conformance", module, append([]wasm.Option{wasm.WithCacheDir(cfg.CacheDir), wasm.WithLogger(log)}, extra...)...)
+	loaded, err := childCompiled("conformance", module, cfg, log)(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Close(ctx)
-	cleanup()
-	if !logged(`"source"="seed"`) {
+	p := loaded.(*wasm.Policy)
+	defer p.Close(ctx)
+	if p.Engine() != wasm.EngineInterpreter {
+		t.Fatalf("engine %v, want the interpreter while the child compiles", p.Engine())
+	}
+	for err := range p.Compiling() {
+		t.Fatalf("background compile: %v", err)
+	}
+	if moved, err := p.Promote(ctx); !moved || err != nil {
+		t.Fatalf("Promote = %v, %v", moved, err)
+	}
+	if !logged("policy compiled in a child process") || !logged(`"source"="seed"`) {
 		t.Fatalf("the agent compiled the policy itself: %v", logs)
 	}
 
-	// Now in the cache: no child.
-	extra, cleanup = childSeed(ctx, cfg, "conformance", module, "/nonexistent/nriwasm", nil, logr.Discard())
-	defer cleanup()
-	testkit.Equal(t, len(extra), 0)
+	// Now in the cache: compiled at once, no child.
+	again, err := childCompiled("conformance", module, cfg, logr.Discard())(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(ctx)
+	if p := again.(*wasm.Policy); p.Engine() != wasm.EngineCompiler || p.Compiling() != nil {
+		t.Fatalf("a cached policy: engine %v, compiling %v", p.Engine(), p.Compiling())
+	}
 }

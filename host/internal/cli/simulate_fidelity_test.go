@@ -41,10 +41,15 @@ var fidelityPolicies = map[string]string{
 var fidelityMachines = map[string]func(dir string) error{
 	"n4c16": topologytest.N4C16().Write,
 	"s8c4k": topologytest.S8C4K().Write,
+	// nri-plugins' n6-hbm-cxl: HBM nodes 2-3, PMEM nodes 4-5.
+	"n6-hbm-cxl": topologytest.N6HBMCXL().Write,
 	// n4c16 with topology-aware test08-cpuprio-allocation's core kinds
 	// (OVERRIDE_SYS_ATOM_CPUS=4-5, then OVERRIDE_SYS_CORE_CPUS=0-1,4-5).
 	"n4c16-atom45":   topologytest.N4C16Atom45().Write,
 	"n4c16-core0145": topologytest.N4C16Core0145().Write,
+	// n4c16 whose CPUs' energy-performance preferences differ (no e2e
+	// case of nri-plugins has them; ours is cpuprio-epp).
+	"n4c16-epp": topologytest.N4C16EPP().Write,
 	// nri-plugins' pkg/sysfs fixture 4-socket-server-nosnc.
 	"s144-nosnc": topologytest.Server4Socket144CPUNoSNC().Write,
 	// n4c16 booted with isolcpus=0,1 (balloons test22-isolcpus sets it).

@@ -252,19 +252,17 @@ func agentPolicy(ctx context.Context, cfg *config.Config, reference string, log 
 }
 
 // childCompiled is resmgr.WasmLoader, but a module the load would compile
-// (in neither policy.cacheDir nor policy.seedDir: a file, an OCI policy) is
-// compiled first by a child process (childSeed), so the compile's memory peak
-// never lives in the agent.
+// (in neither policy.cacheDir nor policy.seedDir: a file, an OCI policy, a
+// new version) starts at once on wazero's interpreter while a child process
+// compiles it (childCompile), so the agent is ready without waiting for the
+// compile and the compile's memory peak never lives in the agent; the
+// resource manager then moves the policy to the compiled code.
 func childCompiled(name string, module []byte, cfg *config.Policy, log logr.Logger) resmgr.LoadFunc {
-	return func(ctx context.Context, restore wasm.RestoreFunc) (resmgr.Policy, error) {
-		var extra []wasm.Option
-		if exe, err := os.Executable(); err == nil {
-			var cleanup func()
-			extra, cleanup = childSeed(ctx, cfg, name, module, exe, nil, log)
-			defer cleanup()
-		}
-		return resmgr.WasmLoader(name, module, cfg, log, extra...)(ctx, restore)
+	var extra []wasm.Option
+	if exe, err := os.Executable(); err == nil && cfg.CacheDir != "" {
+		extra = append(extra, wasm.WithBackgroundCompile(childCompile(exe, nil, log.WithValues("policy", name))))
 	}
+	return resmgr.WasmLoader(name, module, cfg, log, extra...)
 }
 
 // loadLogged loads the policy --policy names with a logger on the command's

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/internal/strictjson"
 	"maps"
 )
 
@@ -17,10 +18,16 @@ type liveNames struct {
 	sandboxes map[string]*abi.PodSandbox
 	ids       map[string]bool // live container ids
 	claims    map[string]bool // "namespace/name"
+	// removed: by pod, the names of containers removed from it while it
+	// lives; successors: live container ids created again after such a
+	// removal.
+	removed    map[string]map[string]bool
+	successors map[string]bool
 }
 
 func newLiveNames() *liveNames {
-	return &liveNames{pods: map[string][]string{}, sandboxes: map[string]*abi.PodSandbox{}, ids: map[string]bool{}, claims: map[string]bool{}}
+	return &liveNames{pods: map[string][]string{}, sandboxes: map[string]*abi.PodSandbox{}, ids: map[string]bool{}, claims: map[string]bool{},
+		removed: map[string]map[string]bool{}, successors: map[string]bool{}}
 }
 
 func (n *liveNames) addPod(p *Pod) {
@@ -36,6 +43,9 @@ func (n *liveNames) addPod(p *Pod) {
 func (n *liveNames) addContainer(pod string, c *abi.Container) {
 	n.pods[pod] = append(n.pods[pod], c.Name)
 	n.ids[c.Id] = true
+	if n.removed[pod][c.Name] {
+		n.successors[c.Id] = true
+	}
 }
 
 // claimKeys resolves a container's claims ("name" in namespace, or
@@ -58,10 +68,19 @@ func (n *liveNames) claimKeys(names []string, namespace, path string) ([]string,
 func (n *liveNames) remove(t Target) {
 	for _, c := range n.pods[t.Pod] {
 		if t.Container == "" || c == t.Container {
-			delete(n.ids, containerID(t.Pod, c))
+			id := containerID(t.Pod, c)
+			delete(n.ids, id)
+			delete(n.successors, id)
 		}
 	}
+	if t.Container != "" {
+		if n.removed[t.Pod] == nil {
+			n.removed[t.Pod] = map[string]bool{}
+		}
+		n.removed[t.Pod][t.Container] = true
+	}
 	if t.Container == "" {
+		delete(n.removed, t.Pod)
 		delete(n.pods, t.Pod)
 		delete(n.sandboxes, t.Pod)
 		return
@@ -127,4 +146,44 @@ func orNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// restartSpec is a restart step's argument.
+type restartSpec struct {
+	// Exited: "pod/container" of live containers whose removed predecessor
+	// of the same name the runtime still lists, exited.
+	Exited []string `json:"exited"`
+}
+
+// parseRestart reads a restart step: no arguments, or the containers whose
+// exited predecessors Synchronize lists too. Each must be live and created
+// again (a container step) after a container of its name was removed from
+// its pod.
+func parseRestart(value json.RawMessage, path string, n *liveNames) ([]Target, error) {
+	if parseNoArguments(value, path, string(KindRestart)) == nil {
+		return nil, nil
+	}
+	var s restartSpec
+	if err := strictjson.Decode(value, &s, path); err != nil {
+		return nil, err
+	}
+	var out []Target
+	for i, name := range s.Exited {
+		p := fmt.Sprintf("%s.exited[%d]", path, i)
+		t, err := n.target(name, p)
+		if err != nil {
+			return nil, err
+		}
+		if t.Container == "" {
+			return nil, fmt.Errorf(`%s: want "pod/container", got %q`, p, name)
+		}
+		if !n.successors[containerID(t.Pod, t.Container)] {
+			return nil, fmt.Errorf("%s: %s was not created again after a removal (a container step after `remove: %s`)", p, name, name)
+		}
+		if slices.Contains(out, t) {
+			return nil, fmt.Errorf("%s: %s listed twice", p, name)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

@@ -82,8 +82,10 @@ func parseStep(i int, raw json.RawMessage, names *liveNames) (Step, error) {
 		step.ClaimKey, err = parseRelease(value, path, names)
 	case KindReconfigure:
 		step.Config, err = parseConfig(value, path)
-	case KindDevices, KindRestart:
+	case KindDevices:
 		err = parseNoArguments(value, path, key)
+	case KindRestart:
+		step.Exited, err = parseRestart(value, path, names)
 	default:
 		err = fmt.Errorf("%s: unknown step kind %q (known: %s)", path, key, kindList())
 	}

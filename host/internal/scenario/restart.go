@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/host/state"
@@ -14,9 +15,10 @@ import (
 // the node's limits, and a new policy instance's Init restores it; then the
 // runtime's Synchronize reports every pod and container with the cpusets it
 // applied, and the journal's assignments are put back on them
-// (state.Journal.Reconcile) before the policy sees them. The step reports
-// every live container as it is afterwards.
-func (r *Runner) runRestart(ctx context.Context) {
+// (state.Journal.Reconcile) before the policy sees them; each container of
+// exited is preceded there by its removed predecessor, exited. The step
+// reports every live container as it is afterwards.
+func (r *Runner) runRestart(ctx context.Context, exited []Target) {
 	const call = "restart"
 	if r.restarter == nil {
 		r.fail(call, errors.New("this simulation cannot start the policy afresh"))
@@ -46,6 +48,7 @@ func (r *Runner) runRestart(ctx context.Context) {
 	r.client = abi.NewClient(t)
 	pods, containers := r.node.runtimeView()
 	_, annotated := j.Reconcile(pods, containers)
+	annotated = r.node.withExited(annotated, exited)
 	resp, err := r.client.Synchronize(ctx, &abi.SynchronizeRequest{Pods: pods, Containers: annotated})
 	if r.called("Synchronize", err) {
 		r.applyUpdates("Synchronize", resp.GetUpdates(), "")
@@ -72,4 +75,27 @@ func (n *node) runtimeView() ([]*abi.PodSandbox, []*abi.Container) {
 		}
 	}
 	return pods, containers
+}
+
+// ExitedSuffix ends the id a restart step gives an exited predecessor in
+// Synchronize: the scenario's ids derive from names, so the predecessor
+// and its successor would otherwise share one. No name can hold '/'.
+const ExitedSuffix = "/exited"
+
+// withExited puts, before each container of exited in list, its removed
+// predecessor as the runtime still lists it: the same pod and name, its own
+// id, state STOPPED, the resources it ran with and no assignment.
+func (n *node) withExited(list []*abi.Container, exited []Target) []*abi.Container {
+	for _, t := range exited {
+		id := containerID(t.Pod, t.Container)
+		prev := n.gone[id]
+		i := slices.IndexFunc(list, func(c *abi.Container) bool { return c.Id == id })
+		if prev == nil || i < 0 {
+			continue
+		}
+		c := prev.CloneVT()
+		c.Id, c.State, c.Assignment = id+ExitedSuffix, abi.ContainerState_CONTAINER_STATE_STOPPED, nil
+		list = slices.Insert(list, i, c)
+	}
+	return list
 }

@@ -131,7 +131,7 @@ func (r *Runner) Run(ctx context.Context, t abi.Transport, sc *Scenario) (*Repor
 		case KindContainer:
 			r.runContainer(ctx, s.Target, s.Container, s.Claims)
 		case KindRestart:
-			r.runRestart(ctx)
+			r.runRestart(ctx, s.Exited)
 		case KindRemove:
 			r.runRemove(ctx, s.Target)
 		case KindUpdate:

@@ -67,6 +67,11 @@ type Step struct {
 	ClaimKey string
 	// Config is the configuration a KindReconfigure step sends.
 	Config []byte
+	// Exited are, for a KindRestart step, live containers created again
+	// after an earlier container of the same name in their pod was removed:
+	// the runtime's Synchronize lists that earlier one too, exited, next to
+	// its successor (a runtime restart that killed and recreated them).
+	Exited []Target
 }
 
 // Pod is a pod sandbox, its init containers (each created, run to

@@ -12,6 +12,9 @@ type node struct {
 	pods       []*livePod // in creation order
 	containers map[string]*abi.Container
 	claims     []*abi.PreparedClaim // in allocation order
+	// gone is, by id, the last container removed from a live pod: what a
+	// restart step lists as exited next to a successor of the same name.
+	gone map[string]*abi.Container
 }
 
 type livePod struct {
@@ -19,7 +22,9 @@ type livePod struct {
 	containers []string // container ids, in creation order
 }
 
-func newNode() *node { return &node{containers: map[string]*abi.Container{}} }
+func newNode() *node {
+	return &node{containers: map[string]*abi.Container{}, gone: map[string]*abi.Container{}}
+}
 
 func (n *node) pod(name string) *livePod {
 	for _, p := range n.pods {
@@ -35,6 +40,9 @@ func (n *node) removePod(name string) {
 }
 
 func (n *node) removeContainer(p *livePod, id string) {
+	if c := n.containers[id]; c != nil {
+		n.gone[id] = c
+	}
 	delete(n.containers, id)
 	p.containers = slices.DeleteFunc(p.containers, func(c string) bool { return c == id })
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -219,5 +220,47 @@ steps:
 	}
 	if len(before.creates) != 2 || len(after.creates) != 1 || after.creates[0].Container.Name != "a" {
 		t.Errorf("creates before %d, after %d", len(before.creates), len(after.creates))
+	}
+}
+
+// A restart step's exited containers: the runtime's Synchronize lists each
+// one's removed predecessor of the same name, exited (STOPPED, its own id, no
+// assignment), right before it, as after a runtime restart that killed the
+// containers and the kubelet created them again.
+func TestRestartListsExited(t *testing.T) {
+	before, after := &lifecycleRecorder{}, &lifecycleRecorder{}
+	runSteps(t, `
+steps:
+  - pod: {name: p, containers: [{name: a, annotations: {cpus: "0"}}, {name: b, annotations: {cpus: "1"}}]}
+  - remove: p/a
+  - container: {pod: p, name: a, annotations: {cpus: "2"}}
+  - restart: {exited: [p/a]}
+`, before, after)
+	if len(after.syncs) != 1 {
+		t.Fatalf("Synchronize %v", after.syncs)
+	}
+	var got []string
+	for _, c := range after.syncs[0].Containers {
+		got = append(got, fmt.Sprintf("%s %s %s %s", c.Id, c.Name, c.State, c.Assignment.GetCpusetCpus()))
+	}
+	want := []string{
+		"p-a" + ExitedSuffix + " a CONTAINER_STATE_STOPPED ",
+		"p-a a CONTAINER_STATE_RUNNING 2",
+		"p-b b CONTAINER_STATE_RUNNING 1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Synchronize lists\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, bad := range []struct{ scenario, want string }{
+		{`steps: [{pod: {name: p, containers: [{name: a}]}}, {restart: {exited: [p/a]}}]`, `steps[1].restart.exited[0]: p/a was not created again after a removal`},
+		{`steps: [{pod: {name: p, containers: [{name: a}]}}, {restart: {exited: [p]}}]`, `steps[1].restart.exited[0]: want "pod/container"`},
+		{`steps: [{restart: {exited: [q/a]}}]`, `steps[0].restart.exited[0]: no pod "q"`},
+		{`steps: [{pod: {name: p, containers: [{name: a}]}}, {remove: p/a}, {container: {pod: p, name: a}}, {restart: {exited: [p/a, p/a]}}]`, `steps[3].restart.exited[1]: p/a listed twice`},
+		{`steps: [{pod: {name: p, containers: [{name: a}]}}, {remove: p}, {pod: {name: p, containers: [{name: a}]}}, {restart: {exited: [p/a]}}]`, `steps[3].restart.exited[0]: p/a was not created again`},
+		{`steps: [{restart: {gone: []}}]`, `steps[0].restart.gone: unknown field`},
+	} {
+		if _, err := Parse([]byte(bad.scenario)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: got %v, want %q", bad.scenario, err, bad.want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ var captureGlobs = []string{
 	"devices/system/cpu/cpu[0-9]*/node[0-9]*",
 	"devices/system/cpu/cpu[0-9]*/topology/{physical_package_id,die_id,cluster_id,core_id,thread_siblings_list}",
 	"devices/system/cpu/cpu[0-9]*/cache/index[0-9]*/{level,type,size,shared_cpu_list,id}",
-	"devices/system/cpu/cpu[0-9]*/cpufreq/{cpuinfo_min_freq,cpuinfo_max_freq,base_frequency}",
+	"devices/system/cpu/cpu[0-9]*/cpufreq/{cpuinfo_min_freq,cpuinfo_max_freq,base_frequency,energy_performance_preference}",
 	"devices/cpu_{core,atom}/cpus",
 	"devices/system/node/{online,possible,has_cpu,has_memory,has_normal_memory}",
 	"devices/system/node/node[0-9]*/{cpulist,distance,meminfo}",

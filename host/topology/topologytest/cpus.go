@@ -173,7 +173,21 @@ func (m Machine) writeCPUs(w *writer, cpus []*lcpu) {
 			w.filef(cd+"cpufreq/cpuinfo_max_freq", "%d", f.MaxKHz)
 			w.filef(cd+"cpufreq/base_frequency", "%d", f.BaseKHz)
 		}
+		if epp, ok := m.eppOf(c.id); ok {
+			w.file(cd+"cpufreq/energy_performance_preference", epp)
+		}
 	}
+}
+
+// eppOf is CPU id's energy-performance preference and whether m gives it
+// one.
+func (m Machine) eppOf(id int) (string, bool) {
+	for _, e := range m.EPP {
+		if slices.Contains(e.CPUs, id) {
+			return e.Value, true
+		}
+	}
+	return "", false
 }
 
 // list formats ids (sorted) in the kernel's list format. It is written

@@ -49,6 +49,10 @@ type Machine struct {
 	L3PerNode int
 	// Freq, if set, adds cpufreq files to every CPU.
 	Freq *Freq
+	// EPP writes cpufreq/energy_performance_preference for the CPUs each
+	// entry lists (the first entry naming a CPU wins); a CPU no entry
+	// names has no such file, as under a cpufreq driver without EPP.
+	EPP []EPP
 	// CoreKinds, if set, lists a regular layout's CPUs by core kind in
 	// devices/cpu_core/cpus and devices/cpu_atom/cpus, as a hybrid part's
 	// PMU does (nri-plugins' e2e suite fakes the same with its
@@ -85,6 +89,14 @@ type CPULessNode struct {
 // CoreKinds is the CPU lists (the kernel's list format) of performance and
 // efficient cores.
 type CoreKinds struct{ PCores, ECores string }
+
+// EPP is the energy-performance preference of some CPUs, as the kernel
+// prints it: "performance", "balance_performance", "balance_power",
+// "power", "default" or a number.
+type EPP struct {
+	CPUs  []int
+	Value string
+}
 
 // Freq is cpufreq's cpuinfo_min_freq, cpuinfo_max_freq and base_frequency.
 type Freq struct{ MinKHz, MaxKHz, BaseKHz int }

@@ -160,6 +160,22 @@ func N4C16Core0145() Machine {
 	return m
 }
 
+// N4C16EPP is N4C16 with energy-performance preferences (cpufreq's
+// energy_performance_preference) that differ within package 0: cpu4-5, a
+// core of node 1, "performance"; cpu0-3 and cpu6 "balance_power"; cpu7
+// "default". In package 1, cpu8-11 "balance_performance" and cpu12-15
+// have no such file.
+func N4C16EPP() Machine {
+	m := N4C16()
+	m.EPP = []EPP{
+		{CPUs: []int{4, 5}, Value: "performance"},
+		{CPUs: []int{0, 1, 2, 3, 6}, Value: "balance_power"},
+		{CPUs: []int{7}, Value: "default"},
+		{CPUs: []int{8, 9, 10, 11}, Value: "balance_performance"},
+	}
+	return m
+}
+
 // Reference2Socket is the machine `nriwasm simulate` and `nriwasm check` run
 // on when no sysfs tree is named: a 2-socket server of 8 cores per socket, 2
 // threads per core (32 CPUs; socket 0 holds cpu0-7 and their siblings
@@ -218,4 +234,27 @@ func HBMAndPMEM() Machine {
 			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 0, SizeGiB: 64},
 			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 64},
 		}}
+}
+
+// N6HBMCXL is nri-plugins' e2e machine n6-hbm-cxl (a QEMU guest, its
+// topology.var.json): 2 packages of one node, 2 cores of 2 threads each, 2 GiB
+// per node; CPU-less nodes 2 and 3 of 1 GiB next to package 0 and 1 (distance
+// 15), and nodes 4 and 5 of 4 GiB far from them (distance 60). The guest
+// shows no dax device and no memory tier apart from DRAM's, so nri-plugins
+// tells HBM from PMEM by size; here nodes 2 and 3 are in a memory tier
+// faster than DRAM's, as an HBM node is (our host reads kinds by device,
+// tier, then distance: host/topology/RATIONALE.md), and nodes 4 and 5 carry
+// PMEM's devices.
+func N6HBMCXL() Machine {
+	return Machine{
+		Sockets: 2, CoresPerNode: 2, ThreadsPerCore: 2,
+		ThreadsAdjacent: true,
+		MemPerNodeGiB:   2,
+		CPULessNodes: []CPULessNode{
+			{Kind: abi.MemoryKind_MEMORY_KIND_HBM, Socket: 0, SizeGiB: 1, Distance: 15},
+			{Kind: abi.MemoryKind_MEMORY_KIND_HBM, Socket: 1, SizeGiB: 1, Distance: 15},
+			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 0, SizeGiB: 4, Distance: 60},
+			{Kind: abi.MemoryKind_MEMORY_KIND_PMEM, Socket: 1, SizeGiB: 4, Distance: 60},
+		},
+	}
 }

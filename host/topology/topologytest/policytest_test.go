@@ -24,6 +24,7 @@ var fixtures = map[string]func() topologytest.Machine{
 	"Desktop1Socket":                 topologytest.Desktop1Socket,
 	"HybridLaptop":                   topologytest.HybridLaptop,
 	"N4C16":                          topologytest.N4C16,
+	"N4C16EPP":                       topologytest.N4C16EPP,
 	"PMEM112CPUIsolated":             topologytest.PMEM112CPUIsolated,
 	"Server2Socket4NodesInterleaved": topologytest.Server2Socket4NodesInterleaved,
 	"Server4Socket144CPU":            topologytest.Server4Socket144CPU,
@@ -32,6 +33,7 @@ var fixtures = map[string]func() topologytest.Machine{
 	"TwoL3":                          topologytest.TwoL3,
 	"HBMAndPMEM":                     topologytest.HBMAndPMEM,
 	"S8C4K":                          topologytest.S8C4K,
+	"N6HBMCXL":                       topologytest.N6HBMCXL,
 }
 
 // TestPolicytestIsolate: policytest.Isolate shows a machine as discovery

@@ -2,8 +2,9 @@ package policyconfig
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
+
+	"github.com/nriwasm/nriwasm/sdk/go/kit/jsontext"
 )
 
 // errNotJSON is why a Wasm module's Decode refuses a document that is not
@@ -20,7 +21,7 @@ func jsonOnly(raw []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return []byte("null"), nil
 	}
-	if !json.Valid(raw) {
+	if !jsontext.Valid(raw) {
 		return nil, errNotJSON
 	}
 	return raw, nil

@@ -25,7 +25,13 @@
 //	}
 //
 // A type that implements json.Unmarshaler checks its own values; its error
-// is reported at its path. Semantic checks after decoding report with Errorf
+// is reported at its path.
+//
+// Decode finds a struct's fields by reflection and fills it with
+// encoding/json. A policy that would rather its module link neither (0.4–0.5
+// MB of a guest) fills its configuration with a Decoder instead, one
+// hand-written function per type (DecodeFunc); it accepts and refuses the
+// same documents with the same errors. Semantic checks after decoding report with Errorf
 // and Path, so every error names its field the same way.
 //
 // A configuration carried over from the project a policy follows (for
@@ -58,6 +64,7 @@ import (
 	"strings"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/jsontext"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -106,12 +113,7 @@ type Warning struct {
 
 func (w Warning) String() string { return w.Field + ": ignored: " + w.Why }
 
-var (
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-	unsupporterType = reflect.TypeFor[Unsupporter]()
-	ignorerType     = reflect.TypeFor[Ignorer]()
-	restricterType  = reflect.TypeFor[Restricter]()
-)
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // Decode decodes raw (YAML or JSON) into v, a pointer to a struct. An empty
 // or null document leaves v alone. Absent and null fields keep v's values.
@@ -135,6 +137,28 @@ func DecodeWarnings(raw []byte, v any, root string) ([]Warning, error) {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return nil, fmt.Errorf("policyconfig.Decode: want a non-nil pointer, got %T", v)
 	}
+	doc, err := parse(raw, root)
+	if err != nil || doc == nil {
+		return nil, err
+	}
+	var c checker
+	c.check(doc, rv.Type().Elem(), root)
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	js, err := jsontext.Append(nil, dropNulls(doc))
+	if err == nil {
+		err = json.Unmarshal(js, v)
+	}
+	if err != nil {
+		return nil, Errorf(root, "%v", err)
+	}
+	return c.warnings, nil
+}
+
+// parse reads raw (YAML or JSON; in a module JSON only) into what
+// jsontext.Parse gives; nil for an empty or null document.
+func parse(raw []byte, root string) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
@@ -142,25 +166,11 @@ func DecodeWarnings(raw []byte, v any, root string) ([]Warning, error) {
 	if err != nil {
 		return nil, Errorf(root, "%v", err)
 	}
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := jsontext.Parse(js)
+	if err != nil {
 		return nil, Errorf(root, "not %s: %v", accepted, err)
 	}
-	if doc == nil {
-		return nil, nil
-	}
-	var c checker
-	c.check(doc, rv.Type().Elem(), root)
-	if err := c.err(); err != nil {
-		return nil, err
-	}
-	js, _ = json.Marshal(dropNulls(doc))
-	if err := json.Unmarshal(js, v); err != nil {
-		return nil, Errorf(root, "%v", err)
-	}
-	return c.warnings, nil
+	return doc, nil
 }
 
 // checker walks a document, collecting every error and warning.
@@ -244,7 +254,7 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 		return // null keeps the default
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		raw, _ := json.Marshal(doc)
+		raw, _ := jsontext.Append(nil, doc)
 		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
 			c.fail(Errorf(path, "%v", err))
 		}
@@ -281,7 +291,7 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 			c.want(path, "true or false", doc)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := doc.(json.Number)
+		n, ok := doc.(jsontext.Number)
 		i, err := n.Int64()
 		if !ok || err != nil {
 			c.want(path, "an integer", doc)
@@ -290,7 +300,7 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 			c.fail(Errorf(path, "%d is out of range [%d, %d]", i, lo, hi))
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := doc.(json.Number)
+		n, ok := doc.(jsontext.Number)
 		i, err := n.Int64()
 		if !ok || err != nil {
 			c.want(path, "a non-negative integer", doc)
@@ -299,7 +309,7 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 			c.fail(Errorf(path, "%d is out of range [0, %d]", i, hi))
 		}
 	case reflect.Float32, reflect.Float64:
-		if _, ok := doc.(json.Number); !ok {
+		if _, ok := doc.(jsontext.Number); !ok {
 			c.want(path, "a number", doc)
 		}
 	default:
@@ -308,31 +318,38 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 }
 
 func (c *checker) checkStruct(doc any, t reflect.Type, path string) {
+	fields := jsonFields(t)
+	c.object(doc, path, reflect.Zero(t).Interface(), slices.Sorted(maps.Keys(fields)), func(k string, v any, path string) {
+		c.check(v, fields[k], path)
+	})
+}
+
+// object checks that doc is an object whose fields are known (visited, in
+// sorted order, with their paths), or sorted by known's Ignorer, Restricter
+// and Unsupporter methods; any other field fails.
+func (c *checker) object(doc any, path string, known any, names []string, visit func(k string, v any, path string)) {
 	obj, ok := doc.(map[string]any)
 	if !ok {
 		c.want(path, "an object", doc)
 		return
 	}
-	fields := jsonFields(t)
 	var (
 		unsupported map[string]string
 		ignored     map[string]string
 		restricted  map[string]Restriction
 	)
-	zero := reflect.Zero(t).Interface()
-	if t.Implements(unsupporterType) {
-		unsupported = zero.(Unsupporter).UnsupportedFields()
+	if u, ok := known.(Unsupporter); ok {
+		unsupported = u.UnsupportedFields()
 	}
-	if t.Implements(ignorerType) {
-		ignored = zero.(Ignorer).IgnoredFields()
+	if i, ok := known.(Ignorer); ok {
+		ignored = i.IgnoredFields()
 	}
-	if t.Implements(restricterType) {
-		restricted = zero.(Restricter).RestrictedFields()
+	if r, ok := known.(Restricter); ok {
+		restricted = r.RestrictedFields()
 	}
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		f, ok := fields[k]
-		if ok {
-			c.check(obj[k], f, Path(path, k))
+		if _, ok := slices.BinarySearch(names, k); ok {
+			visit(k, obj[k], Path(path, k))
 			continue
 		}
 		if why, ok := ignored[k]; ok {
@@ -349,7 +366,7 @@ func (c *checker) checkStruct(doc any, t reflect.Type, path string) {
 			c.fail(Errorf(Path(path, k), "not supported: %s", why))
 			continue
 		}
-		c.fail(Errorf(Path(path, k), "unknown field (known: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", ")))
+		c.fail(Errorf(Path(path, k), "unknown field (known: %s)", strings.Join(names, ", ")))
 	}
 }
 
@@ -373,7 +390,7 @@ func (r Restriction) accepted() string {
 
 // jsonText is v as compact JSON; null for a value that has none.
 func jsonText(v any) string {
-	js, err := json.Marshal(v)
+	js, err := jsontext.Append(nil, v)
 	if err != nil {
 		return "null"
 	}
@@ -413,7 +430,7 @@ func describe(v any) string {
 	switch v := v.(type) {
 	case string:
 		return fmt.Sprintf("the string %q", v)
-	case json.Number:
+	case jsontext.Number:
 		return "the number " + v.String()
 	case bool:
 		return fmt.Sprintf("%t", v)

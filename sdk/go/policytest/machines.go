@@ -28,7 +28,8 @@ var machineFiles embed.FS
 func MachineFile(name string) string { return "machines/" + name + ".binpb.gz" }
 
 // MachineNames are the fixture machines, sorted: Desktop1Socket,
-// HybridLaptop, N4C16 (nri-plugins' e2e VM), PMEM112CPUIsolated,
+// HybridLaptop, N4C16 (nri-plugins' e2e VM), N4C16EPP (the same with
+// energy-performance preferences that differ), PMEM112CPUIsolated,
 // Server2Socket4NodesInterleaved, Server4Socket144CPU and
 // Sparse4096CPU8Socket (for benchmarks).
 func MachineNames() []string {

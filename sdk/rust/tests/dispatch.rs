@@ -264,6 +264,18 @@ fn the_readme_example_bytes() {
     assert_eq!((c.id.as_str(), c.name.as_str()), ("x", "c1"));
 }
 
+/// abi/README.md section 17's CPU (v1.4): its energy-performance preference
+/// as sysfs prints it, byte for byte both ways.
+#[test]
+fn the_readme_energy_performance_preference_bytes() {
+    let bytes = [
+        0x08, 0x03, 0x72, 0x0d, 0x62, 0x61, 0x6c, 0x61, 0x6e, 0x63, 0x65, 0x5f, 0x70, 0x6f, 0x77, 0x65, 0x72,
+    ];
+    let cpu = Cpu::decode(&bytes[..]).expect("decode");
+    assert_eq!((cpu.id, cpu.energy_performance_preference.as_str()), (3, "balance_power"));
+    assert_eq!(cpu.encode_to_vec(), bytes);
+}
+
 struct Described(Description);
 
 nriwasm::policy! {

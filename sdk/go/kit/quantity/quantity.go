@@ -4,12 +4,13 @@
 package quantity
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/jsontext"
 )
 
 // MaxMilliCPU bounds a quantity (a million CPUs), far above any node.
@@ -69,20 +70,42 @@ func (a CPUAmount) String() string {
 // UnmarshalJSON implements json.Unmarshaler: a quantity (string or number),
 // "cpuset:LIST" or "exclude-cpuset:LIST".
 func (a *CPUAmount) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var n json.Number
-		if err := json.Unmarshal(b, &n); err != nil {
-			return fmt.Errorf("want a string or number, got %s", b)
-		}
-		s = n.String()
+	doc, err := jsontext.Parse(b)
+	switch doc.(type) {
+	case nil, string, jsontext.Number:
+	default:
+		err = errNotAmount
 	}
-	v, err := ParseCPUAmount(s)
+	if err != nil {
+		return fmt.Errorf("want a string or number, got %s", b)
+	}
+	v, err := CPUAmountFromJSON(doc)
 	if err != nil {
 		return err
 	}
 	*a = v
 	return nil
+}
+
+// errNotAmount is a JSON value that is neither a string nor a number.
+var errNotAmount = errors.New("not a string or number")
+
+// CPUAmountFromJSON is UnmarshalJSON for a value jsontext.Parse read (a
+// string or jsontext.Number; null reads as ""), for a policy that decodes its
+// configuration without encoding/json (policyconfig.Decoder).
+func CPUAmountFromJSON(doc any) (CPUAmount, error) {
+	var s string
+	switch v := doc.(type) {
+	case nil:
+	case string:
+		s = v
+	case jsontext.Number:
+		s = v.String()
+	default:
+		js, _ := jsontext.Append(nil, v)
+		return CPUAmount{}, fmt.Errorf("want a string or number, got %s", js)
+	}
+	return ParseCPUAmount(s)
 }
 
 // ParseCPUAmount parses "cpuset:LIST", "exclude-cpuset:LIST" or a quantity

@@ -2,9 +2,11 @@ package quantity_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/nriwasm/nriwasm/sdk/go/kit/jsontext"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 )
 
@@ -45,10 +47,19 @@ func TestCPUAmountJSON(t *testing.T) {
 		{`"cpuset:"`, 0, "", "names no CPUs"},
 		{`"cpuset:0-x"`, 0, "", `after "cpuset:"`},
 		{`true`, 0, "", "want a string or number"},
+		{`{"a":[1]}`, 0, "", "want a string or number"},
 		{`"lots"`, 0, "", "not a number"},
 	} {
 		var a quantity.CPUAmount
 		err := json.Unmarshal([]byte(tc.in), &a)
+		// CPUAmountFromJSON reads the parsed value the same way.
+		doc, perr := jsontext.Parse([]byte(tc.in))
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		if b, berr := quantity.CPUAmountFromJSON(doc); b.String() != a.String() || b.Kind != a.Kind || fmt.Sprint(berr) != fmt.Sprint(err) {
+			t.Errorf("%s: CPUAmountFromJSON %+v, %v; UnmarshalJSON %+v, %v", tc.in, b, berr, a, err)
+		}
 		switch {
 		case tc.err == "" && (err != nil || a.Kind != tc.kind || a.String() != tc.back):
 			t.Errorf("%s: %+v (%q), %v; want kind %d, %q", tc.in, a, a.String(), err, tc.kind, tc.back)
