@@ -66,7 +66,9 @@ func TestNRIPluginsSideBySide(t *testing.T) {
 		t.Fatalf("nri-plugins' agent: %v (make nri-plugins-deps builds it)", err)
 	}
 	e := newEnv(t, "")
-	// Ours, warm: stop the first (cold) start and start again.
+	// Ours, warm: once the first (cold) start has moved to compiled code
+	// (in the cache), stop it and start again.
+	waitCompiled(t, e)
 	e.a.Stop(t)
 	e.a.Restart(t)
 	t.Logf("FIGURE nriwasm start to ready (warm cache): %v", e.a.ReadyAfter)
