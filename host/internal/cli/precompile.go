@@ -69,8 +69,9 @@ as a child process to compile a policy that is in neither (docs/agent.md).`,
 // --out DIR -, the module on stdin) into a new seed directory, so the
 // compile's memory peak is the child's and leaves with it; the agent then
 // loads the policy from that seed (wasm.WithSeedDir) without compiling. env
-// is the child's environment (nil: the agent's). The caller removes the
-// directory once the policy is loaded.
+// is the child's environment (nil: the agent's). The child dies with the
+// agent (dieWithParent). The caller removes the directory once the policy is
+// loaded.
 func compileInChild(ctx context.Context, exe string, env []string, module []byte) (string, error) {
 	dir, err := os.MkdirTemp("", "nriwasm-compile-")
 	if err != nil {
@@ -79,6 +80,7 @@ func compileInChild(ctx context.Context, exe string, env []string, module []byte
 	cmd := exec.CommandContext(ctx, exe, "policy", "precompile", "--out", dir, "-")
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(module)
+	dieWithParent(cmd)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("compile in a child process (%s policy precompile): %w: %s", exe, err, bytes.TrimSpace(out))

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	}
 	// The agent re-executes itself (compileInChild): here that is the test
 	// binary, which then runs the command instead of the tests.
+	if exe := os.Getenv(compileParentEnv); exe != "" {
+		os.Exit(compileAsParent(exe))
+	}
 	if os.Getenv(asNriwasmEnv) != "" {
 		os.Exit(Execute(os.Args[1:], os.Stdout, os.Stderr))
 	}
