@@ -66,7 +66,7 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 			if errors.Is(err, errNoSeedEntry) {
 				o.logger.V(1).Info("no compiled code in the seed for this module", "policy", name, "seed", dir)
 			} else {
-				o.logger.Info("not using the compiled-code seed; compiling the policy", "policy", name, "seed", dir, "reason", err.Error())
+				o.logger.Info("not using the compiled-code seed", "policy", name, "seed", dir, "reason", err.Error())
 			}
 		}
 	}
