@@ -36,6 +36,12 @@ type balloon struct {
 	// hyperthreads, for the type's memoryTypes and for each set of
 	// annotated memory types; nil after cpus or shared changed.
 	pin [pinSlots]*pinned
+	// prev are the pinnings b had for prevCPUs and prevShared, its CPUs
+	// and shared idle CPUs before their last change: taken back, not
+	// formatted again, when b returns to them (a container created and
+	// removed, a request raised and lowered back).
+	prev                 [pinSlots]*pinned
+	prevCPUs, prevShared cpuset.Set
 }
 
 // pinSlots is the size of balloon.pin: hideHT by memory type set.
@@ -91,14 +97,31 @@ func (s *state) makeBalloon(t *btype, inst int) *balloon {
 // setCPUs gives b its own CPUs; its containers are told with the next
 // updates.
 func (s *state) setCPUs(b *balloon, cpus cpuset.Set) {
-	b.cpus, b.pin = cpus, [pinSlots]*pinned{}
+	b.move(cpus, b.shared)
 	s.markDirty(b)
 }
 
 // setShared gives b the idle CPUs it shares.
 func (s *state) setShared(b *balloon, shared cpuset.Set) {
-	b.shared, b.pin = shared, [pinSlots]*pinned{}
+	b.move(b.cpus, shared)
 	s.markDirty(b)
+}
+
+// move gives b cpus and shared. The pinnings of what it leaves are kept
+// as prev, and if it returns to what it had before its last change, the
+// pinnings of then are taken back (RATIONALE.md, "Why keep the previous
+// pinning?").
+func (b *balloon) move(cpus, shared cpuset.Set) {
+	switch {
+	case cpus.Equal(b.cpus) && shared.Equal(b.shared):
+	case cpus.Equal(b.prevCPUs) && shared.Equal(b.prevShared):
+		b.pin, b.prev = b.prev, b.pin
+		b.prevCPUs, b.prevShared = b.cpus, b.shared
+	default:
+		b.prev, b.pin = b.pin, [pinSlots]*pinned{}
+		b.prevCPUs, b.prevShared = b.cpus, b.shared
+	}
+	b.cpus, b.shared = cpus, shared
 }
 
 // markDirty lists b for the next updates.
@@ -149,7 +172,7 @@ func (s *state) deleteBalloon(b *balloon) {
 		if len(p.parts) == 0 {
 			s.give(p.cpus)
 		}
-		p.cpus, p.pin = cpuset.Set{}, [pinSlots]*pinned{}
+		p.cpus, p.pin, p.prev = cpuset.Set{}, [pinSlots]*pinned{}, [pinSlots]*pinned{}
 	})
 	s.dirty.Drop(func(x *balloon) bool { return slices.Contains(tree, x) })
 }

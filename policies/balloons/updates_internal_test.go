@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -94,5 +95,54 @@ func TestUpdatesGrouped(t *testing.T) {
 	}
 	if !slices.Equal(ids, []string{"a", "b", "c"}) {
 		t.Errorf("v1.0 host updated %v, want [a b c]", ids)
+	}
+}
+
+// TestPinningKeptForReturn: a balloon that returns to the CPUs and shared
+// idle CPUs it had before its last change takes back that pinning, the same
+// strings, rather than formatting its lists again; one that moves on gets
+// new ones, equal to what formatting them gives.
+func TestPinningKeptForReturn(t *testing.T) {
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte("reservedResources: {cpu: 1}\n"), Topology: policytest.Machine(t, "N4C16")}); err != nil {
+		t.Fatal(err)
+	}
+	s := p.st
+	b := s.makeBalloon(s.types[len(s.types)-1], 9)
+	check := func(step string) *pinned {
+		t.Helper()
+		pin := s.pinning(b, false, 0)
+		if want := b.pinnable().String(); pin.cpus != want {
+			t.Fatalf("%s: pinning %q, want %q", step, pin.cpus, want)
+		}
+		return pin
+	}
+	a, a2, c := cpuset.MustParse("1-2"), cpuset.MustParse("1-3"), cpuset.MustParse("8")
+	s.setCPUs(b, a)
+	one := check("1-2")
+	s.setCPUs(b, a)
+	if same := check("1-2 again"); same != one {
+		t.Errorf("setting the same CPUs formatted the list again")
+	}
+	s.setCPUs(b, a2)
+	two := check("1-3")
+	s.setCPUs(b, a)
+	if back := check("back to 1-2"); back != one {
+		t.Errorf("back to 1-2: pinning %p %q, want the kept %p", back, back.cpus, one)
+	}
+	s.setShared(b, c)
+	shared := check("1-2 sharing 8")
+	s.setShared(b, cpuset.Set{})
+	if back := check("1-2 sharing none"); back != one {
+		t.Errorf("back to sharing none: pinning %p %q, want the kept %p", back, back.cpus, one)
+	}
+	s.setShared(b, c)
+	if again := check("1-2 sharing 8 again"); again != shared {
+		t.Errorf("sharing 8 again: pinning %p, want the kept %p", again, shared)
+	}
+	// 1-3 again, but two changes after it: formatted anew.
+	s.setCPUs(b, a2)
+	if fresh := check("1-3 sharing 8"); fresh == two {
+		t.Errorf("1-3 sharing 8 took back the pinning of 1-3 sharing none")
 	}
 }
