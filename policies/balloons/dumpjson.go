@@ -39,18 +39,24 @@ func (o *jsonObject) strOmit(k, v string) {
 func (o *jsonObject) int(k string, v int64) { o.key(k); o.b = strconv.AppendInt(o.b, v, 10) }
 
 // strs is a []string field: null when nil, as encoding/json writes it.
-func (o *jsonObject) strs(k string, v []string) {
+func (o *jsonObject) strs(k string, v []string) { jsonArray(o, k, v, appendString) }
+
+func appendString(s *string, b []byte) []byte { return jsontext.AppendString(b, *s) }
+
+// jsonArray writes the field k, a JSON array of items, each written by
+// item: null when items is nil, as encoding/json writes a nil slice.
+func jsonArray[T any](o *jsonObject, k string, items []T, item func(*T, []byte) []byte) {
 	o.key(k)
-	if v == nil {
+	if items == nil {
 		o.b = append(o.b, "null"...)
 		return
 	}
 	o.b = append(o.b, '[')
-	for i, s := range v {
+	for i := range items {
 		if i > 0 {
 			o.b = append(o.b, ',')
 		}
-		o.b = jsontext.AppendString(o.b, s)
+		o.b = item(&items[i], o.b)
 	}
 	o.b = append(o.b, ']')
 }
@@ -68,32 +74,8 @@ func (d *Dump) appendJSON(b []byte) []byte {
 	o.str("available", d.Available)
 	o.strOmit("reserved", d.Reserved)
 	o.str("free", d.Free)
-	o.key("balloons")
-	if d.Balloons == nil {
-		o.b = append(o.b, "null"...)
-	} else {
-		o.b = append(o.b, '[')
-		for i := range d.Balloons {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = d.Balloons[i].appendJSON(o.b)
-		}
-		o.b = append(o.b, ']')
-	}
-	o.key("containers")
-	if d.Containers == nil {
-		o.b = append(o.b, "null"...)
-	} else {
-		o.b = append(o.b, '[')
-		for i := range d.Containers {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = d.Containers[i].appendJSON(o.b)
-		}
-		o.b = append(o.b, ']')
-	}
+	jsonArray(&o, "balloons", d.Balloons, (*DumpBalloon).appendJSON)
+	jsonArray(&o, "containers", d.Containers, (*DumpContainer).appendJSON)
 	return o.end()
 }
 
