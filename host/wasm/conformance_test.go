@@ -28,7 +28,7 @@ type conformanceSDK struct {
 	module    func(testing.TB) []byte
 	sdkPrefix string
 	panicText string
-	// engine runs the module: every check runs on both engines.
+	// engine runs the module: every check runs on each of testEngines.
 	engine wasm.Engine
 }
 
@@ -49,7 +49,7 @@ var conformanceSDKs = []conformanceSDK{
 func TestConformance(t *testing.T) {
 	for _, sdk := range conformanceSDKs {
 		t.Run(sdk.name, func(t *testing.T) {
-			for _, engine := range []wasm.Engine{wasm.EngineCompiler, wasm.EngineInterpreter} {
+			for _, engine := range testEngines() {
 				sdk.engine = engine
 				t.Run(engine.String(), func(t *testing.T) { runConformance(t, sdk) })
 			}
