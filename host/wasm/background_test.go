@@ -187,7 +187,10 @@ func TestEnginesAgree(t *testing.T) {
 	}
 	transports := map[wasm.Engine]abi.Transport{}
 	for _, engine := range []wasm.Engine{wasm.EngineCompiler, wasm.EngineInterpreter} {
-		p, err := wasm.Load(context.Background(), "topology-aware", module, wasm.WithEngine(engine), wasm.WithCacheDir(sharedCache), wasm.WithLogger(logr.Discard()))
+		// Answers are compared, not times: the call timeout leaves room for
+		// the interpreter on a loaded machine and under the race detector.
+		p, err := wasm.Load(context.Background(), "topology-aware", module, wasm.WithEngine(engine), wasm.WithCacheDir(sharedCache),
+			wasm.WithCallTimeout(time.Minute), wasm.WithStartTimeout(time.Minute), wasm.WithLogger(logr.Discard()))
 		if err != nil {
 			t.Fatal(err)
 		}

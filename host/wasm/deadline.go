@@ -22,7 +22,12 @@ var errPastDeadline = errors.New("deadline passed (interrupt poll)")
 // loop returns to Go every interrupt.Countdown iterations (a point where the
 // runtime can preempt it, e.g. for a garbage collection). The poll fails the
 // call once the deadline timer has fired, and the timer zeroes the countdown
-// so that the guest polls at its next iteration.
+// so that the guest polls at its next iteration. Compiled guest code reads
+// the countdown as a machine word; wazero's interpreter reads it as a Go
+// variable, which the timer's goroutine must not write while a call runs (a
+// data race, which the race detector shows). Interpreted, the timer only
+// marks the deadline, and the call fails at the guest's next regular poll, at
+// most interrupt.Countdown loop iterations later.
 
 // watch registers in with its compiled module for the poll import and sets up
 // the deadline timer. It runs before any guest code.
@@ -32,10 +37,13 @@ func (in *instance) watch(c *compiled) error {
 		return fmt.Errorf("policy %q: instrumented module lacks the mutable global %q", in.name, interrupt.GlobalName)
 	}
 	in.compiled, in.countdown = c, g
+	interpreted := c.source == codeInterpreted
 	in.timer = time.AfterFunc(time.Hour, func() {
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		in.countdown.Set(0)
+		if !interpreted {
+			in.countdown.Set(0)
+		}
 		in.fired.Store(true)
 	})
 	in.timer.Stop()

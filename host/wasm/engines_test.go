@@ -2,13 +2,15 @@ package wasm_test
 
 import "github.com/nriwasm/nriwasm/host/wasm"
 
-// testEngines are the engines the engine-wide checks (conformance, start-up
-// deadline, GC during a runaway call) run on: both, but under the race
-// detector only the compiler. wazero's interpreter is Go code, which the
-// detector instruments (many times slower again there, on top of the
-// interpreter's own 25–45×), while compiled guest code is not; the host's
-// concurrency that the detector is for is the same on both engines, and
-// make test runs every check on the interpreter.
+// testEngines are the engines the conformance suite runs on: both, but under
+// the race detector only the compiler. The detector instruments wazero's
+// interpreter, which is Go code, and not compiled guest code: interpreted
+// under it, a runaway allocation loop meets its deadline before the memory
+// limit (MisbehaviourIsContained/oom) and the suite takes most of make
+// race's time. The host's side of a call (deadline timer, poll, rebuilds),
+// which the detector is for, is checked on both engines under it by
+// TestGarbageCollectionDuringARunawayCall and TestStartUpDeadline; make test
+// runs the whole suite on the interpreter.
 func testEngines() []wasm.Engine {
 	if raceDetector {
 		return []wasm.Engine{wasm.EngineCompiler}

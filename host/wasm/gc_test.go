@@ -15,7 +15,7 @@ import (
 // forever for a goroutine spinning in Wasm, or the whole agent (the deadline
 // timer included) freezes.
 func TestGarbageCollectionDuringARunawayCall(t *testing.T) {
-	for _, engine := range testEngines() {
+	for _, engine := range []wasm.Engine{wasm.EngineCompiler, wasm.EngineInterpreter} {
 		for _, mode := range []wasm.Interrupt{wasm.InterruptInstrumented, wasm.InterruptWazero} {
 			t.Run(engine.String()+"/"+mode.String(), func(t *testing.T) {
 				_, client, _ := load(t, conformanceModule(t), wasm.WithEngine(engine), wasm.WithInterrupt(mode), wasm.WithCallTimeout(500*time.Millisecond))
