@@ -71,6 +71,38 @@ func (s Set) All() iter.Seq[uint32] {
 	}
 }
 
+// Changes yields the ids in exactly one of s and o, ascending: each id of o
+// not in s with true (it joins on the way from s to o), each id of s not in o
+// with false (it leaves). It walks both sets once without allocating, and
+// yields nothing at once when both share their ids in memory (a set compared
+// with itself). A caller that keeps counts for s adjusts them to o this way.
+func (s Set) Changes(o Set) iter.Seq2[uint32, bool] {
+	return func(yield func(uint32, bool) bool) {
+		a, b := s.ids, o.ids
+		if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+			return
+		}
+		i, j := 0, 0
+		for i < len(a) || j < len(b) {
+			switch {
+			case j == len(b) || i < len(a) && a[i] < b[j]:
+				if !yield(a[i], false) {
+					return
+				}
+				i++
+			case i == len(a) || b[j] < a[i]:
+				if !yield(b[j], true) {
+					return
+				}
+				j++
+			default:
+				i++
+				j++
+			}
+		}
+	}
+}
+
 // Contains tells whether id is in the set.
 func (s Set) Contains(id uint32) bool {
 	_, found := slices.BinarySearch(s.ids, id)

@@ -137,3 +137,42 @@ func TestAll(t *testing.T) {
 		t.Errorf("the empty set yielded an id")
 	}
 }
+
+func TestChanges(t *testing.T) {
+	type change struct {
+		id     uint32
+		joined bool
+	}
+	for _, tc := range []struct {
+		from, to string
+		want     []change
+	}{
+		{"", "", nil},
+		{"0-3", "0-3", nil},
+		{"", "1,4", []change{{1, true}, {4, true}}},
+		{"1,4", "", []change{{1, false}, {4, false}}},
+		{"0-3", "0-2,5", []change{{3, false}, {5, true}}},
+		{"2,7-9", "0,7,10", []change{{0, true}, {2, false}, {8, false}, {9, false}, {10, true}}},
+	} {
+		var got []change
+		for id, joined := range cpuset.MustParse(tc.from).Changes(cpuset.MustParse(tc.to)) {
+			got = append(got, change{id, joined})
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q.Changes(%q) = %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+	s := cpuset.MustParse("0-9")
+	n := 0
+	for range s.Changes(s) {
+		n++
+	}
+	for range s.Changes(cpuset.MustParse("20-29")) {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Errorf("Changes of a set with itself and then to a disjoint one up to a break yielded %d ids, want 3", n)
+	}
+}

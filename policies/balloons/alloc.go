@@ -385,13 +385,15 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts, tf *treeFree) 
 	}
 	sh := ix.tree.shapes[split]
 	free, extra := tf[split], sh.scratch // extra: CPUs released so far
-	for _, id := range cands {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]]++
-		}
+	if len(o.prefer) > 0 {
+		sh.recount(cpuset.New(cands...))
+	} else {
+		sh.recount(cur)
 	}
+	keys := sh.key[:len(sh.key)-1] // see recount: no thread level
 	rank := ix.tree.rank[tThread]
 	taken := make([]bool, len(cands))
+	first := len(picked)
 	for len(picked) < n {
 		best := -1
 		for i, id := range cands {
@@ -402,14 +404,16 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts, tf *treeFree) 
 		taken[best] = true
 		id := cands[best]
 		picked = append(picked, id)
-		for i, key := range sh.key {
+		for i, key := range keys {
 			sh.cur[i][key[id]]--
 			extra[i][key[id]]++
 		}
 	}
-	for _, id := range cands {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]], extra[i][key[id]] = 0, 0
+	// sh.cur counts sh.counted again, extra nothing.
+	for _, id := range picked[first:] {
+		for i, key := range keys {
+			sh.cur[i][key[id]]++
+			extra[i][key[id]] = 0
 		}
 	}
 	return cpuset.New(picked...)
@@ -420,12 +424,13 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts, tf *treeFree) 
 // then level by level fewer free CPUs (free, plus those released in this
 // deflate, sh.scratch), then the higher thread name (rank).
 func (sh *treeShape) releaseBefore(a, b uint32, free [][]int32, rank []int32) bool {
-	for i, key := range sh.key {
+	keys := sh.key[:len(sh.key)-1] // see recount: no thread level
+	for i, key := range keys {
 		if ca, cb := sh.cur[i][key[a]], sh.cur[i][key[b]]; ca != cb {
 			return ca < cb
 		}
 	}
-	for i, key := range sh.key {
+	for i, key := range keys {
 		fa, fb := free[i][key[a]]+sh.scratch[i][key[a]], free[i][key[b]]+sh.scratch[i][key[b]]
 		if fa != fb {
 			return fa < fb

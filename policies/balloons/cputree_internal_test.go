@@ -106,14 +106,21 @@ func TestTreeRelease(t *testing.T) {
 }
 
 // scratchZero fails t unless every scratch count of the tree's shapes is
-// zero again, as a choice or a deflate must leave them.
+// zero again, as a choice or a deflate must leave them, and the balloon
+// counts (cur) are those of the set counted, above the thread level.
 func scratchZero(t *testing.T, ix *topoIndex) {
 	t.Helper()
 	for s, sh := range ix.tree.shapes {
 		for i := range sh.levels {
+			want := make([]int32, len(sh.cur[i]))
+			if i < len(sh.levels)-1 {
+				for id := range sh.counted.All() {
+					want[sh.key[i][id]]++
+				}
+			}
 			for k := range sh.cur[i] {
-				if sh.cur[i][k] != 0 || sh.scratch[i][k] != 0 {
-					t.Fatalf("shape %d level %d node %d: scratch counts left non-zero", s, i, k)
+				if sh.cur[i][k] != want[k] || sh.scratch[i][k] != 0 {
+					t.Fatalf("shape %d level %d node %d: counts %d, %d; want %d of %s, 0", s, i, k, sh.cur[i][k], sh.scratch[i][k], want[k], sh.counted)
 				}
 			}
 		}
