@@ -171,6 +171,60 @@ func (s Set) Union(o Set) Set {
 	return Set{ids: out}
 }
 
+// Edit returns (s ∪ add) \ remove in one pass and one allocation, where
+// Union then Difference take two and New for each list two more. add and
+// remove need not be sorted or unique (sorted ones are not copied); an id in
+// both is removed. It returns s itself when nothing changes.
+func (s Set) Edit(add, remove []uint32) Set {
+	if !slices.IsSorted(add) {
+		add = slices.Sorted(slices.Values(add))
+	}
+	if !slices.IsSorted(remove) {
+		remove = slices.Sorted(slices.Values(remove))
+	}
+	var out []uint32
+	changed := false
+	i, j, k := 0, 0, 0
+	for i < len(s.ids) || j < len(add) {
+		var id uint32
+		inS := true
+		switch {
+		case j == len(add) || i < len(s.ids) && s.ids[i] < add[j]:
+			id = s.ids[i]
+			i++
+		case i == len(s.ids) || add[j] < s.ids[i]:
+			id, inS = add[j], false
+			j++
+		default:
+			id = s.ids[i]
+			i++
+			j++
+		}
+		if len(out) > 0 && out[len(out)-1] == id || !inS && i > 0 && s.ids[i-1] == id {
+			continue // a repeat in add
+		}
+		for k < len(remove) && remove[k] < id {
+			k++
+		}
+		if k < len(remove) && remove[k] == id {
+			changed = changed || inS
+			continue
+		}
+		changed = changed || !inS
+		if out == nil {
+			out = make([]uint32, 0, len(s.ids)+len(add))
+		}
+		out = append(out, id)
+	}
+	switch {
+	case !changed:
+		return s
+	case len(out) == 0:
+		return Set{}
+	}
+	return Set{ids: out}
+}
+
 // Intersection returns the ids in both s and o.
 func (s Set) Intersection(o Set) Set {
 	var out []uint32

@@ -176,3 +176,54 @@ func TestChanges(t *testing.T) {
 		t.Errorf("Changes of a set with itself and then to a disjoint one up to a break yielded %d ids, want 3", n)
 	}
 }
+
+func TestEdit(t *testing.T) {
+	for _, tc := range []struct {
+		s           string
+		add, remove []uint32
+		want        string
+	}{
+		{"", nil, nil, ""},
+		{"0-3", nil, nil, "0-3"},
+		{"0-3", []uint32{2}, []uint32{7}, "0-3"},
+		{"0-3", []uint32{3, 3}, nil, "0-3"},
+		{"5", []uint32{5, 5}, nil, "5"},
+		{"0-3", []uint32{9, 5}, []uint32{1}, "0,2-3,5,9"},
+		{"0-3", []uint32{4}, []uint32{4}, "0-3"},
+		{"0-3", nil, []uint32{3, 0, 1, 2}, ""},
+		{"", []uint32{8, 1, 8}, nil, "1,8"},
+		{"2,4", []uint32{3}, []uint32{2}, "3-4"},
+	} {
+		s := cpuset.MustParse(tc.s)
+		add, remove := slices.Clone(tc.add), slices.Clone(tc.remove)
+		got := s.Edit(add, remove)
+		if want := s.Union(cpuset.New(tc.add...)).Difference(cpuset.New(tc.remove...)); !got.Equal(want) || got.String() != tc.want {
+			t.Errorf("%q.Edit(%v, %v) = %q; want %q", tc.s, tc.add, tc.remove, got, tc.want)
+		}
+		if !slices.Equal(add, tc.add) || !slices.Equal(remove, tc.remove) {
+			t.Errorf("%q.Edit(%v, %v) changed its arguments to %v, %v", tc.s, tc.add, tc.remove, add, remove)
+		}
+	}
+	// Against Union then Difference on every subset pair of 0-5.
+	for sm := range 64 {
+		for am := range 64 {
+			for rm := range 64 {
+				s, add, remove := cpuset.New(bits(sm)...), bits(am), bits(rm)
+				if got, want := s.Edit(add, remove), s.Union(cpuset.New(add...)).Difference(cpuset.New(remove...)); !got.Equal(want) {
+					t.Fatalf("%q.Edit(%v, %v) = %q; want %q", s, add, remove, got, want)
+				}
+			}
+		}
+	}
+}
+
+// bits are the ids of mask's set bits.
+func bits(mask int) []uint32 {
+	var ids []uint32
+	for i := range 6 {
+		if mask&(1<<i) != 0 {
+			ids = append(ids, uint32(i))
+		}
+	}
+	return ids
+}

@@ -87,6 +87,8 @@ type state struct {
 	ids    []string
 	// open is chooseBalloon's scratch list, kept between calls.
 	open []openBalloon
+	// shareAdd and shareRm are reshareDelta's scratch lists.
+	shareAdd, shareRm []uint32
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
