@@ -171,10 +171,12 @@ func (s Set) Union(o Set) Set {
 	return Set{ids: out}
 }
 
-// Edit returns (s ∪ add) \ remove in one pass and one allocation, where
-// Union then Difference take two and New for each list two more. add and
-// remove need not be sorted or unique (sorted ones are not copied); an id in
-// both is removed. It returns s itself when nothing changes.
+// Edit returns (s ∪ add) \ remove with one allocation, where Union then
+// Difference take two and New for each list two more. add and remove need
+// not be sorted or unique (sorted ones are not copied); an id in both is
+// removed. It finds each change by binary search and copies the runs of s
+// between changes whole, so a few changes to a large set cost the copy, not
+// a comparison per id. It returns s itself when nothing changes.
 func (s Set) Edit(add, remove []uint32) Set {
 	if !slices.IsSorted(add) {
 		add = slices.Sorted(slices.Values(add))
@@ -183,46 +185,51 @@ func (s Set) Edit(add, remove []uint32) Set {
 		remove = slices.Sorted(slices.Values(remove))
 	}
 	var out []uint32
-	changed := false
-	i, j, k := 0, 0, 0
-	for i < len(s.ids) || j < len(add) {
+	last := 0 // s.ids[:last] are decided
+	i, j := 0, 0
+	prev := int64(-1) // the change before
+	for i < len(add) || j < len(remove) {
 		var id uint32
-		inS := true
+		adding := false
 		switch {
-		case j == len(add) || i < len(s.ids) && s.ids[i] < add[j]:
-			id = s.ids[i]
+		case j == len(remove) || i < len(add) && add[i] < remove[j]:
+			id, adding = add[i], true
 			i++
-		case i == len(s.ids) || add[j] < s.ids[i]:
-			id, inS = add[j], false
+		case i == len(add) || remove[j] < add[i]:
+			id = remove[j]
 			j++
-		default:
-			id = s.ids[i]
+		default: // in both: removed
+			id = remove[j]
 			i++
 			j++
 		}
-		if len(out) > 0 && out[len(out)-1] == id || !inS && i > 0 && s.ids[i-1] == id {
-			continue // a repeat in add
+		if int64(id) == prev {
+			continue // a repeat
 		}
-		for k < len(remove) && remove[k] < id {
-			k++
+		prev = int64(id)
+		pos, found := slices.BinarySearch(s.ids[last:], id)
+		pos += last
+		if adding == found {
+			continue // there already, or not there to remove
 		}
-		if k < len(remove) && remove[k] == id {
-			changed = changed || inS
-			continue
-		}
-		changed = changed || !inS
 		if out == nil {
 			out = make([]uint32, 0, len(s.ids)+len(add))
 		}
-		out = append(out, id)
+		out = append(out, s.ids[last:pos]...)
+		if adding {
+			out = append(out, id)
+			last = pos
+		} else {
+			last = pos + 1
+		}
 	}
 	switch {
-	case !changed:
+	case out == nil:
 		return s
-	case len(out) == 0:
+	case len(out)+len(s.ids)-last == 0:
 		return Set{}
 	}
-	return Set{ids: out}
+	return Set{ids: append(out, s.ids[last:]...)}
 }
 
 // Intersection returns the ids in both s and o.

@@ -208,7 +208,8 @@ func TestEdit(t *testing.T) {
 	for sm := range 64 {
 		for am := range 64 {
 			for rm := range 64 {
-				s, add, remove := cpuset.New(bits(sm)...), bits(am), bits(rm)
+				// with repeats, unsorted: the bits of the mask and of its half
+				s, add, remove := cpuset.New(bits(sm)...), append(bits(am), bits(am>>3)...), append(bits(rm), bits(rm>>3)...)
 				if got, want := s.Edit(add, remove), s.Union(cpuset.New(add...)).Difference(cpuset.New(remove...)); !got.Equal(want) {
 					t.Fatalf("%q.Edit(%v, %v) = %q; want %q", s, add, remove, got, want)
 				}
