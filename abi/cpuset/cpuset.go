@@ -109,8 +109,14 @@ func (s Set) Contains(id uint32) bool {
 	return found
 }
 
-// Equal tells whether both sets hold the same ids.
-func (s Set) Equal(o Set) bool { return slices.Equal(s.ids, o.ids) }
+// Equal tells whether both sets hold the same ids. Two sets sharing their
+// ids in memory (one assigned from the other) are equal without a comparison.
+func (s Set) Equal(o Set) bool {
+	if len(s.ids) != len(o.ids) {
+		return false
+	}
+	return len(s.ids) == 0 || &s.ids[0] == &o.ids[0] || slices.Equal(s.ids, o.ids)
+}
 
 // IsSubsetOf tells whether every id of s is in o.
 func (s Set) IsSubsetOf(o Set) bool {

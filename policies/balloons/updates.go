@@ -190,7 +190,10 @@ func (b *balloon) sync() {
 // container gives. It tells whether it applied.
 func (s *state) updateSynced(b *balloon, skip string, groups *[]group, ids *[]string, cpusCmp, memsCmp *listCompare) bool {
 	lone := -1 // skip's index among b's containers, when it is not synced
-	if b.nSynced != len(b.members) {
+	switch {
+	case len(b.members) == 0:
+		return true // nothing to tell, nothing to format
+	case b.nSynced != len(b.members):
 		i, found := slices.BinarySearch(b.ids, skip)
 		if !found || b.members[i].synced || b.nSynced != len(b.members)-1 || !b.members[i].syncable() {
 			return false

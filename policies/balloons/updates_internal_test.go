@@ -242,3 +242,19 @@ balloonTypes:
 		t.Errorf("no balloon's containers were ever synced: the test compared the loop with itself")
 	}
 }
+
+// TestEmptyBalloonNotFormatted: updates formats no list for a changed
+// balloon without containers (an idle-sharing balloon whose zone saw a CPU
+// taken, say): there is no one to tell.
+func TestEmptyBalloonNotFormatted(t *testing.T) {
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte("reservedResources: {cpu: 1}\n"), Topology: policytest.Machine(t, "N4C16")}); err != nil {
+		t.Fatal(err)
+	}
+	s := p.st
+	b := s.makeBalloon(s.types[len(s.types)-1], 9)
+	s.setCPUs(b, cpuset.MustParse("4-5"))
+	if u := s.updates(""); len(u) != 0 || b.pin[0] != nil {
+		t.Errorf("updates = %v, pinning %v; want none and none formatted", u, b.pin[0])
+	}
+}
