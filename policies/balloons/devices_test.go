@@ -327,8 +327,8 @@ balloonTypes:
 	if p := s.byName["near"].opts.prefer; len(p) != 1 || p[0].String() != "4-5" {
 		t.Errorf("preferred %v, want only the L2 of cpu4 (4-5)", p)
 	}
-	if a := s.byName["default"].opts.avoid; a.String() != "4-5" {
-		t.Errorf("default avoids %q, want the one resolved device's CPUs 4-5", a)
+	if a := s.byName["default"].opts.avoid; len(a) != 1 || a[0].String() != "4-5" {
+		t.Errorf("default avoids %v, want the one resolved device's CPUs 4-5", a)
 	}
 	want := []string{
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[0] "/sys/class/net/eth9": the node has no such device; ignored`,
