@@ -340,3 +340,47 @@ balloonTypes:
 		t.Errorf("logged\n%s\nwant\n%s", strings.Join(rec.msgs, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFarFromOrder: each type avoids, in order, the isolated CPUs, then
+// every set some type prefers (the reserved cpuset, devices, isolated
+// CPUs), in the order of the types and their preferences, each once, but
+// those it prefers itself: nri-plugins' fillFarFromDevices. Types with
+// devices, and reserved, avoid the others' too.
+func TestFarFromOrder(t *testing.T) {
+	ix, err := newTopoIndex(policytest.Isolate(policytest.Machine(t, "N4C16"), cpuset.MustParse("14-15")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig([]byte(`
+reservedResources: {cpu: "cpuset:0"}
+balloonTypes:
+- name: a
+  preferCloseToDevices: [/sys/devices/system/node/node1]
+  preferIsolCpus: true
+- name: b
+  preferCloseToDevices: [/sys/devices/system/node/node2, /sys/devices/system/node/node1]
+- name: c
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newState(cfg, ix, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"reserved": "14-15 4-7 8-11",
+		"a":        "0 8-11",
+		"b":        "14-15 0",
+		"c":        "14-15 0 4-7 8-11",
+		"default":  "14-15 0 4-7 8-11",
+	} {
+		var got []string
+		for _, set := range s.byName[name].opts.avoid {
+			got = append(got, set.String())
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s avoids %q in turn; want %q", name, got, want)
+		}
+	}
+}
