@@ -336,11 +336,6 @@ func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) 
 			return policyconfig.Errorf(f("groupBy"), "%v", err)
 		}
 	}
-	for j, d := range t.PreferCloseToDevices {
-		if _, err := parseDevice(d); err != nil {
-			return policyconfig.Errorf(f("preferCloseToDevices", j), "%v", err)
-		}
-	}
 	for j, comp := range t.Components {
 		k, ok := index[comp.BalloonType]
 		switch {

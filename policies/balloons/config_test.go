@@ -27,6 +27,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"loadClasses: []\nschedulingClasses: []\nballoonTypes: [{name: a, irqMode: isolate, minCPU: 1}]\nagent: {}",
 			"config.balloonTypes[0].irqMode", "(and 3 more: config.balloonTypes[0].minCPU: unknown field"},
 		{"schedulingClasses: []", "config.schedulingClasses", "not supported"},
+		// A device we cannot use is refused with the other refused fields.
+		{"loadClasses: []\nballoonTypes: [{name: a, preferCloseToDevices: [/sys/class/net/eth0, podresourceapi:nvidia.com/gpu], schedulingClass: rt}]",
+			"config.balloonTypes[0].preferCloseToDevices[1]", "(and 2 more: config.balloonTypes[0].schedulingClass: not supported"},
 		{"balloonTypes: [{name: a}, {name: a}]", "config.balloonTypes[1].name", "balloonTypes[0]"},
 		{"balloonTypes: [{minCPUs: 1}]", "config.balloonTypes[0].name", "required"},
 		{"balloonTypes: [{name: a, minCPUs: -1}]", "config.balloonTypes[0].minCPUs", "0 or more"},
