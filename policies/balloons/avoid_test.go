@@ -79,3 +79,40 @@ balloonTypes:
 		t.Errorf("near3 balloon has CPUs %s; want them in its node3 12-15", got)
 	}
 }
+
+// TestPreferCoreTypeAsPriorities: preferCoreType picks nri-plugins' CPU
+// priority classes, as its virtual devices "performance cores" (the high
+// class) and "efficient cores" (the low class) do, and the other types
+// avoid both. On N4C16EPP the energy-performance preferences make cpu4-5
+// high and cpu0-3,6-7 low (package 0); package 1's, one known preference,
+// are normal. The core types alone (none here) gave both types no CPU to
+// prefer and the others nothing to avoid. Natively and through the .wasm.
+func TestPreferCoreTypeAsPriorities(t *testing.T) {
+	calls := 0
+	h := mustOpen(t, teeOpener(&calls), "N4C16EPP", `
+balloonTypes:
+- name: fast
+  namespaces: [fast]
+  preferCoreType: performance
+- name: slow
+  namespaces: [slow]
+  preferCoreType: efficient
+- name: app
+  namespaces: [app]
+`)
+	for _, tc := range []struct {
+		id, ns string
+		milli  int64
+		within string
+	}{
+		{"f", "fast", 2000, "4-5"},
+		{"s", "slow", 2000, "0-3,6-7"},
+		{"a", "app", 4000, "8-15"},
+	} {
+		h.Create(ctr(tc.id, tc.milli).In(tc.ns))
+		got := policytest.MustSet(t, h.balloon(h.balloonOf(tc.id)).CPUs)
+		if want := cpuset.MustParse(tc.within); got.Size() != int(tc.milli/1000) || !got.IsSubsetOf(want) {
+			t.Errorf("%s balloon has CPUs %s; want %d of %s", tc.ns, got, tc.milli/1000, want)
+		}
+	}
+}
