@@ -38,7 +38,8 @@
 //	                                     # /sys/devices/system/node/nodeN, .../cpu/cpuN, .../cpu/cpuN/cache/indexM (its CPUs);
 //	                                     # a device the node lacks is logged and ignored; podresourceapi: is refused
 //	    preferIsolCpus: false            # kernel-isolated CPUs first
-//	    preferCoreType: performance      # or efficient
+//	    preferCoreType: performance      # or efficient: nri-plugins' high (low) CPU priority class, by base
+//	                                     # frequency, core type and energy-performance preference; other types avoid it
 //	    hideHyperthreads: false          # containers get one thread per core
 //	    memoryTypes: [DRAM]              # DRAM, HBM, PMEM
 //	    components: [{balloonType: a}, {balloonType: b}]  # a composite balloon: its CPUs are its parts',
