@@ -150,7 +150,7 @@ func TestDeviceCPUs(t *testing.T) {
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu3/cache/index3", "0-15"},
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu3/cache/index4", "-"},
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu16/cache/index0", "-"},
-		{"Desktop1Socket", "/sys/devices/system/cpu/cpu5", "5"},
+		{"Desktop1Socket", "/sys/devices/system/cpu/cpu5", ""},
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu16", "-"},
 		{"Desktop1Socket", "/sys/devices/system/node/node0", "0-15"},
 		{"Desktop1Socket", "/sys/devices/system/node/node1", "-"},
@@ -298,9 +298,10 @@ func recordLog(t *testing.T) *logRecorder {
 	return r
 }
 
-// TestMissingDeviceIgnored: a well-formed device the node lacks, or one with
-// no available CPU close to it, is logged naming the type and the entry and
-// is no preference; the type's other devices still are.
+// TestMissingDeviceIgnored: a well-formed device the node lacks, one with
+// no available CPU close to it, or a CPU's own directory (where nri-plugins
+// reads no CPUs), is logged naming the type and the entry and is no
+// preference; the type's other devices still are.
 func TestMissingDeviceIgnored(t *testing.T) {
 	ix, err := newTopoIndex(handTopology())
 	if err != nil {
@@ -315,6 +316,7 @@ balloonTypes:
   - /sys/devices/system/cpu/cpu0/cache/index7
   - /sys/devices/pci0000:00/0000:00:1f.0
   - /sys/devices/pci0000:00/0000:00:1c.0/0000:3b:00.0/net/eth0
+  - /sys/devices/system/cpu/cpu5
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -335,6 +337,7 @@ balloonTypes:
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[2] "/sys/devices/system/cpu/cpu0/cache/index7": the node has no such device; ignored`,
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[3] "/sys/devices/pci0000:00/0000:00:1f.0": no available CPU is close to it; ignored`,
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[4] "/sys/devices/pci0000:00/0000:00:1c.0/0000:3b:00.0/net/eth0": the node has no such device; ignored`,
+		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[5] "/sys/devices/system/cpu/cpu5": nri-plugins finds no CPUs close to a CPU's own directory; ignored, as there (its cache/index0 names its core)`,
 	}
 	if strings.Join(rec.msgs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("logged\n%s\nwant\n%s", strings.Join(rec.msgs, "\n"), strings.Join(want, "\n"))

@@ -183,6 +183,8 @@ func (s *state) resolveTypes() error {
 			switch {
 			case !found:
 				policy.Log.Warnf("balloon type %q: %s %q: the node has no such device; ignored", t.Name, t.field("preferCloseToDevices", j), d)
+			case dev.kind == devCPU:
+				policy.Log.Warnf("balloon type %q: %s %q: nri-plugins finds no CPUs close to a CPU's own directory; ignored, as there (its cache/index0 names its core)", t.Name, t.field("preferCloseToDevices", j), d)
 			case cpus.IsEmpty():
 				policy.Log.Warnf("balloon type %q: %s %q: no available CPU is close to it; ignored", t.Name, t.field("preferCloseToDevices", j), d)
 			default:

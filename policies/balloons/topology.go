@@ -326,7 +326,8 @@ func isHex(s string, least, most int) bool {
 }
 
 // deviceCPUs are the CPUs close to a device; false when the node has no
-// such device (an empty set and true: it has it, with no CPU affinity).
+// such device (an empty set and true: it has it, with no CPU affinity, or,
+// for a CPU, none nri-plugins reads).
 func (ix *topoIndex) deviceCPUs(d device) (cpuset.Set, bool) {
 	switch d.kind {
 	case devPCI:
@@ -337,7 +338,10 @@ func (ix *topoIndex) deviceCPUs(d device) (cpuset.Set, bool) {
 		cpus := ix.NodeCPUs(d.id)
 		return cpus, ix.Node(d.id) != nil || !cpus.IsEmpty()
 	case devCPU:
-		return ix.online.Intersection(cpuset.New(d.id)), ix.online.Contains(d.id)
+		// nri-plugins reads no CPUs from a CPU's own directory: it holds
+		// none of the files its topology hints read (cpulist,
+		// local_cpulist, shared_cpu_list), nor do its parents.
+		return cpuset.Set{}, ix.online.Contains(d.id)
 	case devCache:
 		c, ok := ix.CacheIndex(d.id, d.index)
 		return c.CPUs, ok
