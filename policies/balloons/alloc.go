@@ -258,8 +258,8 @@ type scored struct {
 
 // bestFree finds the free CPU of ids with the lowest key (see pickWithin):
 // the hints have already narrowed ids (restrict), so o's balance and spread
-// alone weigh in. The key is computed inline: in Wasm a Go function call costs more than the
-// whole key.
+// alone weigh in. The key is computed inline: in Wasm a Go function call
+// costs more than the whole key.
 func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, need int, o *allocOpts) (scored, bool) {
 	// 15 bits per free count: nodes of up to 32,767 CPUs.
 	const m = 1<<15 - 1
