@@ -12,8 +12,8 @@ import (
 // The agent settles once a burst of work is over: it collects the burst's
 // garbage, returns the free heap to the OS and drops the executable's pages
 // the burst touched, so that its steady RSS is what it keeps, not what a
-// burst of 1,000 containers passed through (docs/performance.md, "Agent
-// memory with 1,000 containers"; host/internal/cli/RATIONALE.md).
+// burst of 1,000 containers passed through (docs/performance.md, "The real
+// agent with 1,000 containers"; host/internal/cli/RATIONALE.md).
 const (
 	// settleTick is how often the agent looks at what it allocated.
 	settleTick = time.Second
