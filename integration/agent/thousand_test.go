@@ -1,4 +1,4 @@
-//go:build integration
+//go:build integration && footprint
 
 package agent_test
 
@@ -43,6 +43,10 @@ const thousand = 1000
 // after the restart), the cold agent runs compiled
 // code at the end, and its resident memory after the move is below the
 // interpreter's peak (the compile's peak is not kept).
+//
+// Build tag footprint (about a minute of two busy cores, most of it the
+// cold compile): `make bench-footprint` runs it, `make integration` does not.
+// It needs neither root nor containerd.
 func TestAgentThousandContainersFigures(t *testing.T) {
 	sysfs, err := topologytest.Server4Socket144CPUNoSNC().WriteCached(filepath.Join(os.TempDir(), "nriwasm-it-sysfs"))
 	if err != nil {
@@ -52,7 +56,7 @@ func TestAgentThousandContainersFigures(t *testing.T) {
 	defer cancel()
 	cache := filepath.Join(t.TempDir(), "cache")
 	config := func(seed string) string {
-		return "policy:\n  name: topology-aware\n  cacheDir: " + cache + "\n  seedDir: " + seed + "\n"
+		return "policy:\n  name: topology-aware\n  cacheDir: " + cache + "\n  seedDir: " + seed + "\nlog:\n  verbosity: 1\n"
 	}
 
 	// 1. Cold.
@@ -68,7 +72,7 @@ func TestAgentThousandContainersFigures(t *testing.T) {
 		thousand, time.Since(began), metric(t, ctx, a, "nriwasm_policy_interpreted") == 1)
 	logFootprint(t, ctx, a, "cold, 1,000 containers created")
 	waitCompiledCode(t, ctx, a)
-	for _, line := range agentLogLines(a, "compiled in a child process", "moved from the interpreter") {
+	for _, line := range agentLogLines(a, "compiled in a child process", "moved from the interpreter", "settled after a burst") {
 		t.Logf("FIGURE %s", line)
 	}
 	time.Sleep(steadyAfter)
@@ -94,6 +98,9 @@ func TestAgentThousandContainersFigures(t *testing.T) {
 	logFootprint(t, ctx, b, "warm, 1,000 containers created")
 	time.Sleep(steadyAfter)
 	logFootprint(t, ctx, b, fmt.Sprintf("warm, 1,000 containers, %v later (steady)", steadyAfter))
+	for _, line := range agentLogLines(b, "settled after a burst") {
+		t.Logf("FIGURE %s", line)
+	}
 	before := checkPlaced(t, rt2, thousand)
 
 	// 3. Warm restart with the 1,000 containers live.
