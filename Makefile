@@ -37,6 +37,7 @@ FUZZ_TARGETS := \
 	./host/wasm/internal/wasmbin:FuzzParse \
 	./host/wasm/internal/wasmbin:FuzzSetCustomSection \
 	./host/wasm/internal/interrupt:FuzzInstrument \
+	./host/wasm/internal/interrupt:FuzzMergeData \
 	./host/wasm:FuzzResponse \
 	./host/validate:FuzzAdjustment \
 	./host/state:FuzzUnmarshal \

@@ -37,7 +37,8 @@ func mergeData(payload []byte, base int) []byte {
 	if err != nil {
 		return payload
 	}
-	segs := make([]segment, 0, n)
+	// A segment takes at least 5 bytes: do not trust the count for more.
+	segs := make([]segment, 0, min(int(n), len(payload)/5))
 	for range n {
 		flags, err := r.U32()
 		if err != nil || flags != 0 {

@@ -3,6 +3,7 @@ package interrupt
 import (
 	"bytes"
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -104,4 +105,72 @@ func dataSegments(t *testing.T, module []byte) uint32 {
 		}
 	}
 	return 0
+}
+
+// FuzzMergeData: mergeData never panics, and a section it changes
+// initializes the same memory from fewer segments.
+func FuzzMergeData(f *testing.F) {
+	f.Add(vec(dataSeg(40, "ab"), dataSeg(0, "xy"), dataSeg(43, "c")))
+	f.Add(vec(dataSeg(0, "abcd"), dataSeg(2, "xy")))
+	f.Add(vec(dataSeg(0, ""), dataSeg(64, ""), dataSeg(129, "z")))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		got := mergeData(payload, 0)
+		if bytes.Equal(got, payload) {
+			return
+		}
+		before, n := image(t, payload)
+		after, m := image(t, got)
+		if m >= n {
+			t.Fatalf("merged %d segments into %d", n, m)
+		}
+		if !maps.Equal(before, after) {
+			t.Fatalf("the merged section initializes other memory:\n%v\n%v", before, after)
+		}
+	})
+}
+
+// image applies a data section's active segments at i32.const offsets in
+// order to a zeroed memory and returns its nonzero bytes by address (two
+// memories are equal when these are), and the number of segments; the test
+// fails on any other section (mergeData changes no other).
+func image(t *testing.T, payload []byte) (map[uint64]byte, int) {
+	t.Helper()
+	r := wasmbin.NewReader(payload, 0)
+	n, err := r.U32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := map[uint64]byte{}
+	for range n {
+		if flags, err := r.U32(); err != nil || flags != 0 {
+			t.Fatalf("segment flags %d: %v", flags, err)
+		}
+		if op, err := r.Byte(); err != nil || op != opI32Const {
+			t.Fatalf("offset opcode %#x: %v", op, err)
+		}
+		off, err := r.S32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end, err := r.Byte(); err != nil || end != opEnd {
+			t.Fatalf("offset end %#x: %v", end, err)
+		}
+		size, err := r.U32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		init, err := r.Bytes(int(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range init {
+			at := uint64(uint32(off)) + uint64(i)
+			if c == 0 {
+				delete(mem, at)
+			} else {
+				mem[at] = c
+			}
+		}
+	}
+	return mem, int(n)
 }
