@@ -28,7 +28,9 @@ type segment struct {
 // zeroed, and no segment writes into a gap), with far fewer segments. It
 // returns payload unchanged if any segment is not an active segment of
 // memory 0 at an i32.const offset, if two segments overlap (then their order
-// matters), or if the merge would not make fewer segments. Code may name
+// matters), or if the merge would not make fewer segments or would write
+// more zeros than the section's size (a section of empty segments spread out
+// would grow 64-fold). Code may name
 // segments only in memory.init and data.drop, which need a data count
 // section; the caller merges only without one.
 func mergeData(payload []byte, base int) []byte {
@@ -68,7 +70,7 @@ func mergeData(payload []byte, base int) []byte {
 		return payload
 	}
 	slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Compare(a.offset, b.offset) })
-	runs := 0
+	runs, zeros := 0, 0
 	for i, s := range segs {
 		if s.offset+uint64(len(s.init)) > 1<<32 {
 			return payload // past any memory: instantiation fails as it is
@@ -79,13 +81,14 @@ func mergeData(payload []byte, base int) []byte {
 				return payload // overlapping: the order they are applied in matters
 			}
 			if s.offset-end <= dataGap {
+				zeros += int(s.offset - end)
 				continue
 			}
 		}
 		runs++
 	}
-	if runs >= len(segs) {
-		return payload
+	if runs >= len(segs) || zeros > len(payload) {
+		return payload // nothing to join, or more zeros than the section holds
 	}
 	out := wasmbin.AppendU32(make([]byte, 0, len(payload)+runs*dataGap), uint32(runs))
 	for i := 0; i < len(segs); {

@@ -20,11 +20,12 @@ func dataSeg(offset int32, init string) []byte {
 // TestMergeData joins segments whose gaps are at most dataGap zero bytes,
 // in offset order, and keeps the others apart.
 func TestMergeData(t *testing.T) {
-	// "c" ends at 44: a gap of dataGap+1 bytes keeps "z" apart.
-	in := vec(dataSeg(40, "ab"), dataSeg(0, "xy"), dataSeg(44+dataGap+1, "z"), dataSeg(43, "c"))
+	const a, b = "0123456789abcdefghij", "ABCDEFGHIJKLMNOPQRST" // 20 bytes each
+	// "c" ends at 62: a gap of dataGap+1 bytes keeps "z" apart.
+	in := vec(dataSeg(40, b), dataSeg(0, a), dataSeg(62+dataGap+1, "z"), dataSeg(61, "c"))
 	want := vec(
-		dataSeg(0, "xy"+string(make([]byte, 38))+"ab"+"\x00"+"c"),
-		dataSeg(44+dataGap+1, "z"),
+		dataSeg(0, a+string(make([]byte, 20))+b+"\x00"+"c"),
+		dataSeg(62+dataGap+1, "z"),
 	)
 	if got := mergeData(in, 0); !bytes.Equal(got, want) {
 		t.Errorf("mergeData =\n%x, want\n%x", got, want)
@@ -44,6 +45,7 @@ func TestMergeDataLeavesAlone(t *testing.T) {
 		"far apart":     vec(dataSeg(0, "ab"), dataSeg(2+dataGap+1, "cd")),
 		"past 4 GiB":    vec(dataSeg(-2, "ab"), dataSeg(-1+dataGap, "cd")),
 		"one":           vec(dataSeg(8, "ab")),
+		"mostly zeros":  vec(dataSeg(0, ""), dataSeg(dataGap, ""), dataSeg(2*dataGap, ""), dataSeg(3*dataGap, "a")),
 		"truncated":     vec(dataSeg(0, "ab"), dataSeg(4, "cd"))[:10],
 		"trailing byte": append(vec(dataSeg(0, "ab"), dataSeg(4, "cd")), 0),
 	} {
