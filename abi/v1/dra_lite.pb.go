@@ -3119,9 +3119,26 @@ func (m *DeviceAttribute) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
-	if vtmsg, ok := m.Value.(interface {
-		MarshalToSizedBufferVT([]byte) (int, error)
-	}); ok {
+	switch vtmsg := m.Value.(type) {
+	case *DeviceAttribute_BoolValue:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *DeviceAttribute_IntValue:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *DeviceAttribute_StringValue:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *DeviceAttribute_VersionValue:
 		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
@@ -4601,7 +4618,14 @@ func (m *DeviceAttribute) SizeVT() (n int) {
 	}
 	var l int
 	_ = l
-	if vtmsg, ok := m.Value.(interface{ SizeVT() int }); ok {
+	switch vtmsg := m.Value.(type) {
+	case *DeviceAttribute_BoolValue:
+		n += vtmsg.SizeVT()
+	case *DeviceAttribute_IntValue:
+		n += vtmsg.SizeVT()
+	case *DeviceAttribute_StringValue:
+		n += vtmsg.SizeVT()
+	case *DeviceAttribute_VersionValue:
 		n += vtmsg.SizeVT()
 	}
 	n += len(m.unknownFields)

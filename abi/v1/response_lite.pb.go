@@ -999,9 +999,104 @@ func (m *Response) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
-	if vtmsg, ok := m.Result.(interface {
-		MarshalToSizedBufferVT([]byte) (int, error)
-	}); ok {
+	switch vtmsg := m.Result.(type) {
+	case *Response_Allocate:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_CreateContainer:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Devices:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_DumpState:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Error:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Info:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Init:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Pools:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Reconfigure:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Release:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_RemoveContainer:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_RemovePodSandbox:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_RunPodSandbox:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_StopContainer:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_StopPodSandbox:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Synchronize:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_UpdateContainer:
 		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
@@ -1416,7 +1511,40 @@ func (m *Response) SizeVT() (n int) {
 	}
 	var l int
 	_ = l
-	if vtmsg, ok := m.Result.(interface{ SizeVT() int }); ok {
+	switch vtmsg := m.Result.(type) {
+	case *Response_Allocate:
+		n += vtmsg.SizeVT()
+	case *Response_CreateContainer:
+		n += vtmsg.SizeVT()
+	case *Response_Devices:
+		n += vtmsg.SizeVT()
+	case *Response_DumpState:
+		n += vtmsg.SizeVT()
+	case *Response_Error:
+		n += vtmsg.SizeVT()
+	case *Response_Info:
+		n += vtmsg.SizeVT()
+	case *Response_Init:
+		n += vtmsg.SizeVT()
+	case *Response_Pools:
+		n += vtmsg.SizeVT()
+	case *Response_Reconfigure:
+		n += vtmsg.SizeVT()
+	case *Response_Release:
+		n += vtmsg.SizeVT()
+	case *Response_RemoveContainer:
+		n += vtmsg.SizeVT()
+	case *Response_RemovePodSandbox:
+		n += vtmsg.SizeVT()
+	case *Response_RunPodSandbox:
+		n += vtmsg.SizeVT()
+	case *Response_StopContainer:
+		n += vtmsg.SizeVT()
+	case *Response_StopPodSandbox:
+		n += vtmsg.SizeVT()
+	case *Response_Synchronize:
+		n += vtmsg.SizeVT()
+	case *Response_UpdateContainer:
 		n += vtmsg.SizeVT()
 	}
 	n += len(m.unknownFields)
