@@ -67,7 +67,7 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/aperturerobotics/protobuf-go-lite/cmd/protoc-gen-go-lite@$(PROTOBUF_GO_LITE_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec, its oneofs as type switches) and host/record/v1/*.pb.go (host codec) from the .proto files
+generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec, rewritten by abi/internal/guestcodec) and host/record/v1/*.pb.go (host codec) from the .proto files
 	rm -rf .cache/abi-lite
 	buf generate
 	buf generate --template buf.gen.host.yaml
@@ -75,9 +75,9 @@ generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec, i
 	@for f in abi/v1/*.pb.go; do case $$f in *_vtproto.pb.go|*_lite.pb.go) ;; \
 		*) grep -q '^//go:build' $$f || sed -i '1i //go:build !wasip1\n' $$f;; esac; done
 	@for f in .cache/abi-lite/abi/v1/*.pb.go; do mv $$f abi/v1/$$(basename $$f .pb.go)_lite.pb.go; done
-	@# A oneof's size and encoding by type switch, not interface assertion: the
-	@# guest then links no encoder of a message it only decodes (abi/RATIONALE.md).
-	$(GO) run ./abi/internal/oneofswitch/cmd/oneofswitch abi/v1/*_lite.pb.go
+	@# The guest's codec made smaller, same bytes on the wire (abi/RATIONALE.md):
+	@# oneofs by type switch, decode errors by shared constructors.
+	$(GO) run ./abi/internal/guestcodec/cmd/guestcodec abi/v1/*_lite.pb.go
 
 policies: rust-policies ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance

@@ -7,7 +7,6 @@
 package v1
 
 import (
-	fmt "fmt"
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	slices "slices"
@@ -1803,15 +1802,15 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Response: wiretype end group for non-group")
+			return errEndGroup("Response")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Response: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Response", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Info", wireType)
+				return errWrongWireType("Info", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1844,7 +1843,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Init", wireType)
+				return errWrongWireType("Init", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1877,7 +1876,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Reconfigure", wireType)
+				return errWrongWireType("Reconfigure", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1910,7 +1909,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1943,7 +1942,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Allocate", wireType)
+				return errWrongWireType("Allocate", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1976,7 +1975,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Release", wireType)
+				return errWrongWireType("Release", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2009,7 +2008,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Synchronize", wireType)
+				return errWrongWireType("Synchronize", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2042,7 +2041,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RunPodSandbox", wireType)
+				return errWrongWireType("RunPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2075,7 +2074,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CreateContainer", wireType)
+				return errWrongWireType("CreateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2108,7 +2107,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field UpdateContainer", wireType)
+				return errWrongWireType("UpdateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2141,7 +2140,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 11:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopContainer", wireType)
+				return errWrongWireType("StopContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2174,7 +2173,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 12:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemoveContainer", wireType)
+				return errWrongWireType("RemoveContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2207,7 +2206,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 13:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopPodSandbox", wireType)
+				return errWrongWireType("StopPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2240,7 +2239,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemovePodSandbox", wireType)
+				return errWrongWireType("RemovePodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2273,7 +2272,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 15:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DumpState", wireType)
+				return errWrongWireType("DumpState", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2306,7 +2305,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 16:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+				return errWrongWireType("Pools", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2339,7 +2338,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 100:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Error", wireType)
+				return errWrongWireType("Error", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2406,15 +2405,15 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Response: wiretype end group for non-group")
+			return errEndGroup("Response")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Response: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Response", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Info", wireType)
+				return errWrongWireType("Info", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2447,7 +2446,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Init", wireType)
+				return errWrongWireType("Init", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2480,7 +2479,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Reconfigure", wireType)
+				return errWrongWireType("Reconfigure", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2513,7 +2512,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2546,7 +2545,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Allocate", wireType)
+				return errWrongWireType("Allocate", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2579,7 +2578,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Release", wireType)
+				return errWrongWireType("Release", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2612,7 +2611,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Synchronize", wireType)
+				return errWrongWireType("Synchronize", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2645,7 +2644,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RunPodSandbox", wireType)
+				return errWrongWireType("RunPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2678,7 +2677,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CreateContainer", wireType)
+				return errWrongWireType("CreateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2711,7 +2710,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field UpdateContainer", wireType)
+				return errWrongWireType("UpdateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2744,7 +2743,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 11:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopContainer", wireType)
+				return errWrongWireType("StopContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2777,7 +2776,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 12:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemoveContainer", wireType)
+				return errWrongWireType("RemoveContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2810,7 +2809,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 13:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopPodSandbox", wireType)
+				return errWrongWireType("StopPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2843,7 +2842,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemovePodSandbox", wireType)
+				return errWrongWireType("RemovePodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2876,7 +2875,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 15:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DumpState", wireType)
+				return errWrongWireType("DumpState", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2909,7 +2908,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 16:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+				return errWrongWireType("Pools", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2942,7 +2941,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 100:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Error", wireType)
+				return errWrongWireType("Error", wireType)
 			}
 			var msglen int
 			var _v uint64

@@ -1,19 +1,19 @@
-// Command oneofswitch rewrites protobuf-go-lite's generated files in place
-// (package oneofswitch): `make generate` runs it on abi/v1/*_lite.pb.go.
+// Command guestcodec rewrites protobuf-go-lite's generated files in place
+// (package guestcodec): `make generate` runs it on abi/v1/*_lite.pb.go.
 //
-//	go run ./abi/internal/oneofswitch/cmd/oneofswitch FILE...
+//	go run ./abi/internal/guestcodec/cmd/guestcodec FILE...
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/nriwasm/nriwasm/abi/internal/oneofswitch"
+	"github.com/nriwasm/nriwasm/abi/internal/guestcodec"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: oneofswitch FILE...")
+		fmt.Fprintln(os.Stderr, "usage: guestcodec FILE...")
 		os.Exit(2)
 	}
 	for _, path := range os.Args[1:] {
@@ -29,7 +29,7 @@ func rewrite(path string) error {
 	if err != nil {
 		return fmt.Errorf("read generated file: %w", err)
 	}
-	out, _, err := oneofswitch.Rewrite(path, src)
+	out, _, err := guestcodec.Rewrite(path, src)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Package wirefill fills protobuf messages with random values through
 // protobuf reflection, for tests that compare two codecs of the same
-// messages (oneofswitch's round trip between the host's codec and the
+// messages (guestcodec's round trip between the host's codec and the
 // guest's).
 package wirefill
 

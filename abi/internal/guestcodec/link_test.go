@@ -1,4 +1,4 @@
-package oneofswitch
+package guestcodec
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package oneofswitch
+package guestcodec
 
 import (
 	"strings"
@@ -8,6 +8,13 @@ import (
 // generated is the shape protoc-gen-go-lite writes for a message with one
 // oneof of two members (and a plain message beside it).
 const generated = `package v1
+
+import (
+	fmt "fmt"
+	io "io"
+)
+
+var _ = io.EOF
 
 type Msg struct {
 	unknownFields []byte
@@ -53,6 +60,22 @@ func (m *Msg) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *Msg) UnmarshalVT(dAtA []byte) error {
+	var wire uint64
+	fieldNum := int32(wire >> 3)
+	wireType := int(wire & 0x7)
+	if wireType == 4 {
+		return fmt.Errorf("proto: Msg: wiretype end group for non-group")
+	}
+	if fieldNum <= 0 {
+		return fmt.Errorf("proto: Msg: illegal tag %d (wire type %d)", fieldNum, wire)
+	}
+	if wireType != 2 {
+		return fmt.Errorf("proto: wrong wireType = %d for field Plain", wireType)
+	}
+	return nil
+}
+
 func helper(x any) int {
 	if v, ok := x.(interface{ SizeVT() int }); ok {
 		return v.SizeVT()
@@ -66,8 +89,8 @@ func TestRewriteTurnsOneofAssertionsIntoSwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 2 {
-		t.Errorf("rewrote %d statements, want 2 (SizeVT and MarshalToSizedBufferVT)", n)
+	if n != 5 {
+		t.Errorf("rewrote %d statements and calls, want 5 (SizeVT, MarshalToSizedBufferVT, three errors)", n)
 	}
 	got := string(out)
 	for _, want := range []string{
@@ -75,10 +98,17 @@ func TestRewriteTurnsOneofAssertionsIntoSwitches(t *testing.T) {
 		"case *Msg_B:\n\t\tsize, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])",
 		// Not a method of a message: left as written.
 		"if v, ok := x.(interface{ SizeVT() int }); ok {",
+		`return errEndGroup("Msg")`,
+		`return errIllegalTag("Msg", fieldNum, wire)`,
+		`return errWrongWireType("Plain", wireType)`,
+		"import (\n\tio \"io\"\n)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rewritten source lacks\n%s\n--- got:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "fmt") {
+		t.Errorf("fmt is left, though nothing uses it now:\n%s", got)
 	}
 	if strings.Count(got, "m.Choice.(interface") != 0 {
 		t.Errorf("an interface assertion on the oneof is left:\n%s", got)
@@ -101,5 +131,17 @@ func TestRewriteRefusesWhatItCannotDispatch(t *testing.T) {
 				t.Error("Rewrite accepted it")
 			}
 		})
+	}
+}
+
+func TestRewriteKeepsFmtWhileUsed(t *testing.T) {
+	src := generated + "\nfunc other() error { return fmt.Errorf(\"proto: something else %d\", 1) }\n"
+	out, n, err := Rewrite("msg_lite.pb.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	if n != 5 || !strings.Contains(got, `fmt "fmt"`) || !strings.Contains(got, `fmt.Errorf("proto: something else %d", 1)`) {
+		t.Errorf("rewrote %d (want 5) and lost the fmt import or the other error:\n%s", n, got)
 	}
 }
