@@ -146,11 +146,14 @@ func bindCall[I any, Req any, PReq request[Req], Resp any](
 	d *Dispatcher, m abi.Method, call func(I, PReq) (*Resp, error), wrap func(*Resp) *abi.Response,
 ) {
 	impl, ok := d.policy.(I)
-	if !ok {
-		d.bind(m, false, serve(func(PReq) (*Resp, error) { return new(Resp), nil }, wrap))
-		return
+	answer := func(PReq) (*Resp, error) { return new(Resp), nil }
+	if ok {
+		answer = func(r PReq) (*Resp, error) { return call(impl, r) }
 	}
-	d.bind(m, true, serve(func(r PReq) (*Resp, error) { return call(impl, r) }, wrap))
+	// One serve and one bind: each instance of bindCall is code of its own in
+	// the module (request and response structs are shapes of their own),
+	// and each inlined call is repeated in all fifteen.
+	d.bind(m, ok, serve(answer, wrap))
 }
 
 // request is a generated request message.
@@ -163,7 +166,7 @@ func serve[Req any, PReq request[Req], Resp any](call func(PReq) (*Resp, error),
 	return func(raw []byte) *abi.Response {
 		req := PReq(new(Req))
 		if err := req.UnmarshalVTUnsafe(raw); err != nil {
-			return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "", "decode request: %v", err))
+			return decodeError(err)
 		}
 		resp, err := call(req)
 		if err != nil {
@@ -174,6 +177,13 @@ func serve[Req any, PReq request[Req], Resp any](call func(PReq) (*Resp, error),
 		}
 		return wrap(resp)
 	}
+}
+
+// decodeError answers a request that does not decode. It is not part of
+// serve, which is instantiated once per method: one copy of the formatting
+// instead of fifteen in the module.
+func decodeError(err error) *abi.Response {
+	return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "", "decode request: %v", err))
 }
 
 func errorResponse(err error) *abi.Response {
