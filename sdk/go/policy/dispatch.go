@@ -133,6 +133,9 @@ func (d *Dispatcher) info(*abi.InfoRequest) (*abi.InfoResponse, error) {
 	return &abi.InfoResponse{Metadata: d.Metadata()}, nil
 }
 
+// bind is not inlined: bindCall's fifteen instances would each carry a copy.
+//
+//go:noinline
 func (d *Dispatcher) bind(m abi.Method, implemented bool, h handler) {
 	d.handlers[m] = h
 	if implemented && m != abi.Method_METHOD_INFO {
@@ -171,6 +174,11 @@ func newOf[T any]() *T { return new(T) }
 // serve decodes a request with a new message from newReq, calls call and
 // puts its answer into the envelope with wrap, which answers an empty
 // message for nil.
+//
+// Not inlined: inlined into each bindCall instance its closure would be a
+// copy per call again.
+//
+//go:noinline
 func serve[PReq request, PResp any](newReq func() PReq, call func(PReq) (PResp, error), wrap func(PResp) *abi.Response) handler {
 	return func(raw []byte) *abi.Response {
 		req := newReq()
