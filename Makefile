@@ -37,6 +37,7 @@ FUZZ_TARGETS := \
 	./host/wasm/internal/wasmbin:FuzzParse \
 	./host/wasm/internal/wasmbin:FuzzSetCustomSection \
 	./host/wasm/internal/interrupt:FuzzInstrument \
+	./host/wasm/internal/interrupt:FuzzMergeData \
 	./host/wasm:FuzzResponse \
 	./host/validate:FuzzAdjustment \
 	./host/state:FuzzUnmarshal \
@@ -142,12 +143,13 @@ bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench
 	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
 
 # RSS is per process: each AgentFootprint case runs in a process of its own.
-bench-footprint: ## guest sizes (and code per package), the agent's RSS and start to ready with 1,000 containers (cold, warm), a policy's load warm, from the compiled-code seed, on the interpreter and cold (bench-footprint.txt)
+bench-footprint: ## guest sizes (and code per package), the agent's RSS and start to ready with 1,000 containers (cold, warm; in process, and the real agent through NRI's adaptation), a policy's load warm, from the compiled-code seed, on the interpreter and cold (bench-footprint.txt)
 	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
 	set -o pipefail; $(GO) run ./internal/wasmsize/cmd/wasmsize -top 20 policies/builtin/conformance.wasm policies/builtin/topology-aware.wasm policies/builtin/balloons.wasm | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'Load/(warm-cache|seed|interpreter|cold)/go' -benchtime 3x ./host/wasm/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) test -tags integration,footprint -count=1 -v -run '^TestAgentThousandContainersFigures$$' ./integration/agent/ | grep -E 'FIGURE|^(--- |ok|FAIL)' | tee -a bench-footprint.txt
 
 nri-plugins-deps: ## build nri-plugins' own topology-aware agent at a pinned commit for bench-nri-plugins (cached; NRI_PLUGINS_GIT: where to fetch it, default GitHub)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/nri-plugins-deps
@@ -163,11 +165,13 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet -tags integration,e2e ./integration/e2e/
 	$(GO) vet -tags integration,browser ./integration/browser/
 	$(GO) vet -tags integration,nriplugins ./integration/agent/
+	$(GO) vet -tags integration,footprint ./integration/agent/
 	$(WASM_ENV) $(GO) vet ./sdk/... ./policies/... ./internal/builtintest/ ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/ ./host/abicheck/testdata/faulty/...
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
 	staticcheck -tags integration,browser ./integration/browser/
 	staticcheck -tags integration,nriplugins ./integration/agent/
+	staticcheck -tags integration,footprint ./integration/agent/
 	staticcheck -tags integration,e2e ./integration/e2e/
 
 buf-lint:
