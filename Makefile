@@ -68,7 +68,7 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/aperturerobotics/protobuf-go-lite/cmd/protoc-gen-go-lite@$(PROTOBUF_GO_LITE_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec) and host/record/v1/*.pb.go (host codec) from the .proto files
+generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec, rewritten by abi/internal/guestcodec) and host/record/v1/*.pb.go (host codec) from the .proto files
 	rm -rf .cache/abi-lite
 	buf generate
 	buf generate --template buf.gen.host.yaml
@@ -76,6 +76,9 @@ generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec) a
 	@for f in abi/v1/*.pb.go; do case $$f in *_vtproto.pb.go|*_lite.pb.go) ;; \
 		*) grep -q '^//go:build' $$f || sed -i '1i //go:build !wasip1\n' $$f;; esac; done
 	@for f in .cache/abi-lite/abi/v1/*.pb.go; do mv $$f abi/v1/$$(basename $$f .pb.go)_lite.pb.go; done
+	@# The guest's codec made smaller, same bytes on the wire (abi/RATIONALE.md):
+	@# oneofs by type switch, decode errors by shared constructors.
+	$(GO) run ./abi/internal/guestcodec/cmd/guestcodec abi/v1/*_lite.pb.go
 
 policies: rust-policies ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance
