@@ -53,11 +53,14 @@ fields. docs/agent.md describes the agent, host/config/README.md every field.`,
 // runAgent wires the agent's parts to the resource manager and runs it until
 // ctx ends (a signal) or a part fails.
 func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
+	begin := time.Now()
 	cfg, err := f.load()
 	if err != nil {
 		return err
 	}
 	log := newLogger(stderr, cfg.Log.Verbosity)
+	clock := newStartClock(log, begin)
+	clock.step("configuration")
 	topo, err := topology.Discover(cfg.Sysfs)
 	if err != nil {
 		return err
@@ -66,6 +69,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	clock.step("topology")
 	filePolicy := cfg.Policy
 	fl := startFleet(ctx, cfg, log)
 	pol, err := startPolicy(ctx, cfg, log)
@@ -75,6 +79,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	clock.step("policy resolved")
 	name := pol.Identity.Name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
@@ -123,11 +128,13 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", metricsAddr,
 		"cpus", len(topo.GetCpus()), "numaNodes", len(topo.GetNumaNodes()))
+	clock.step("metrics")
 	release, held, err := lockStateDir(ctx, cfg.StateDir, log, &standby, serve)
 	if err != nil {
 		stopServer()
 		return err
 	}
+	clock.step("state directory lock")
 	defer release()
 	// Runs before release: the metrics address is free before the state
 	// directory, so an agent taking over binds it at once.
@@ -165,6 +172,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	clock.step("resource manager and policy")
 	// Loading the policy (instrumenting and compiling it, or reading it from
 	// the compilation cache) leaves tens of MiB of garbage that the Go runtime
 	// would return to the OS only minutes later: return it now, once, so the
@@ -190,6 +198,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	clock.step("shadow, record and DRA")
 	loc, err := topology.NewLocator(cfg.Sysfs)
 	if err != nil {
 		return err
@@ -240,6 +249,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			})
 		})
 	}
+	clock.step("components (the runtime's first Synchronize follows)")
 	if err := m.Run(ctx); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
