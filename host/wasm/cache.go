@@ -57,12 +57,11 @@ func (c *cache) wazeroDir() string { return filepath.Join(c.dir, "wazero") }
 
 func (c *cache) instrumentedDir() string { return filepath.Join(c.dir, "instrumented") }
 
-// instrumented returns the instrumented form of code from the cache, or makes it
-// with instrument and stores it. Entries are keyed by the rewriter's version
-// and the module's digest, so a host with a changed check never reuses the
-// output of an older one.
-func (c *cache) instrumented(code []byte, instrument func([]byte) ([]byte, error)) ([]byte, error) {
-	rel := instrumentedRel(code)
+// instrumented returns the instrumented form of code, whose entry is rel
+// (instrumentedRel), from the cache, or makes it with instrument and stores
+// it. Entries are keyed by the rewriter's version and the module's digest, so
+// a host with a changed check never reuses the output of an older one.
+func (c *cache) instrumented(rel string, code []byte, instrument func([]byte) ([]byte, error)) ([]byte, error) {
 	path := filepath.Join(c.dir, rel)
 	if _, ok := c.sums[rel]; ok {
 		if data, err := os.ReadFile(path); err == nil {
@@ -84,7 +83,8 @@ func (c *cache) instrumented(code []byte, instrument func([]byte) ([]byte, error
 	return data, nil
 }
 
-// instrumentedRel is the cache path of code's instrumented form.
+// instrumentedRel is the cache path of code's instrumented form. It hashes
+// the whole module: a Load computes it once.
 func instrumentedRel(code []byte) string {
 	h := sha256.New()
 	h.Write([]byte(interrupt.Version))
@@ -92,10 +92,10 @@ func instrumentedRel(code []byte) string {
 	return filepath.Join("instrumented", hex.EncodeToString(h.Sum(nil))+".wasm")
 }
 
-// has reports whether the cache holds code's instrumented form, which it
-// gets with its compiled code.
-func (c *cache) has(code []byte) bool {
-	_, ok := c.sums[instrumentedRel(code)]
+// has reports whether the cache holds the instrumented module at rel
+// (instrumentedRel), which it gets with its compiled code.
+func (c *cache) has(rel string) bool {
+	_, ok := c.sums[rel]
 	return ok
 }
 
