@@ -151,6 +151,11 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if !held {
 		return nil // signalled while standing by
 	}
+	if cfg.Policy.CacheDir != "" {
+		// What an agent killed mid-compile left; in the background, as
+		// readiness does not need it.
+		go removeStaleCompiles(cfg.Policy.CacheDir, log)
+	}
 	newManager := func() (*resmgr.Manager, error) {
 		opts := []resmgr.Option{
 			resmgr.WithNodeName(nodeName()), resmgr.WithDriverName(pol.DriverName),
