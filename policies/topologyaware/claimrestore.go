@@ -10,6 +10,34 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
+// restoredClaim is a prepared claim of the journal with what its answer
+// reported for each result, read once: the CPUs and node of result i are
+// parts[i] and nodes[i], ok[i] false when its status data cannot be read.
+type restoredClaim struct {
+	pc    *abi.PreparedClaim
+	parts []cpuset.Set
+	nodes []uint32
+	ok    []bool
+}
+
+// readClaims reads the journal's prepared claims, in uid order.
+func readClaims(list []*abi.PreparedClaim) []restoredClaim {
+	list = slices.Clone(list)
+	slices.SortStableFunc(list, func(a, b *abi.PreparedClaim) int {
+		return strings.Compare(a.GetClaim().GetUid(), b.GetClaim().GetUid())
+	})
+	out := make([]restoredClaim, len(list))
+	for i, pc := range list {
+		rc := restoredClaim{pc: pc}
+		for _, res := range pc.GetClaim().GetResults() {
+			cpus, node, ok := restoredPart(pc.GetAllocation().GetDevices(), res)
+			rc.parts, rc.nodes, rc.ok = append(rc.parts, cpus), append(rc.nodes, node), append(rc.ok, ok)
+		}
+		out[i] = rc
+	}
+	return out
+}
+
 // adoptClaims takes prepared claims back, in uid order, with exactly the
 // CPUs their answer reported (each prepared device's status data) and that
 // answer kept for a repeated Allocate. A claim whose CPUs are not grantable
@@ -18,26 +46,22 @@ import (
 // restart the claim's container runs there whatever this configuration says.
 // In a live swap (strict) the running policy still serves, so such a claim
 // refuses the new instance instead: its CPUs stay the claim's.
-func (s *state) adoptClaims(list []*abi.PreparedClaim, strict bool) error {
-	list = slices.Clone(list)
-	slices.SortStableFunc(list, func(a, b *abi.PreparedClaim) int {
-		return strings.Compare(a.GetClaim().GetUid(), b.GetClaim().GetUid())
-	})
-	for _, pc := range list {
-		spec := pc.GetClaim()
+func (s *state) adoptClaims(list []restoredClaim, strict bool) error {
+	for _, rc := range list {
+		spec := rc.pc.GetClaim()
 		uid := spec.GetUid()
 		if uid == "" || s.claims[uid] != nil {
 			continue
 		}
-		c := &claim{uid: strings.Clone(uid), spec: spec, devices: pc.GetAllocation().GetDevices()}
+		c := &claim{uid: strings.Clone(uid), spec: spec, devices: rc.pc.GetAllocation().GetDevices()}
 		var taken cpuset.Set
 		for i, res := range spec.GetResults() {
-			cpus, node, ok := restoredPart(c.devices, res)
+			cpus, node := rc.parts[i], rc.nodes[i]
 			d := s.deviceByName[res.GetDevice()]
 			if d != nil {
 				node = d.node
 			}
-			if !ok || d == nil || cpus.IsEmpty() || !cpus.IsSubsetOf(d.cpus) || cpus.Intersects(s.exclusive) || cpus.Intersects(taken) {
+			if !rc.ok[i] || d == nil || cpus.IsEmpty() || !cpus.IsSubsetOf(d.cpus) || cpus.Intersects(s.exclusive) || cpus.Intersects(taken) {
 				if strict {
 					return s.claimConflict(uid, i, cpus)
 				}
@@ -68,11 +92,11 @@ func (s *state) claimConflict(uid string, i int, cpus cpuset.Set) error {
 }
 
 // claimedCPUs are the CPUs the prepared claims' answers report.
-func claimedCPUs(list []*abi.PreparedClaim) cpuset.Set {
+func claimedCPUs(list []restoredClaim) cpuset.Set {
 	var all cpuset.Set
-	for _, pc := range list {
-		for _, res := range pc.GetClaim().GetResults() {
-			if cpus, _, ok := restoredPart(pc.GetAllocation().GetDevices(), res); ok {
+	for _, rc := range list {
+		for i, cpus := range rc.parts {
+			if rc.ok[i] {
 				all = all.Union(cpus)
 			}
 		}

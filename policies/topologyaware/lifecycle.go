@@ -15,15 +15,16 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	restored := readClaims(r.GetRestore().GetClaims())
 	var claimed cpuset.Set
 	if !r.GetSwap() {
-		claimed = claimedCPUs(r.GetRestore().GetClaims())
+		claimed = claimedCPUs(restored)
 	}
 	st, err := newState(cfg, ix, r.GetDriverName(), claimed)
 	if err != nil {
 		return nil, err
 	}
-	if err := st.adoptClaims(r.GetRestore().GetClaims(), r.GetSwap()); err != nil {
+	if err := st.adoptClaims(restored, r.GetSwap()); err != nil {
 		return nil, err
 	}
 	st.adoptAll(r.GetRestore().GetPods(), r.GetRestore().GetContainers())

@@ -89,7 +89,7 @@ func resolve(cfg Config, ix *topoIndex, claimed cpuset.Set) (resources, error) {
 	if r.reserved.IsEmpty() {
 		return r, configError(fieldReserved, "some CPU must be reserved")
 	}
-	if r.available.Difference(r.reserved).Difference(r.isolated).IsEmpty() {
+	if !r.leavesShared(r.reserved) {
 		return r, configError(fieldReserved, "reserving %s leaves no shared CPU (available: %s, isolated: %s)", r.reserved, r.available, r.isolated)
 	}
 	return r, nil
@@ -109,11 +109,18 @@ func (r *resources) avoidClaimed(ix *topoIndex, claimed cpuset.Set) {
 	}
 	from := r.available.Difference(r.reserved).Difference(r.isolated).Difference(claimed)
 	set, ok := ix.pickPrio(from, held.Size(), nil, prioNormal)
-	if !ok || r.available.Difference(r.reserved.Difference(held).Union(set)).Difference(r.isolated).IsEmpty() {
+	moved := r.reserved.Difference(held).Union(set)
+	if !ok || !r.leavesShared(moved) {
 		return
 	}
 	policy.Log.Warnf("reserved CPUs %s are held by prepared claims: reserving %s in their place until the claims are released and the configuration is applied again", held, set)
-	r.reserved = r.reserved.Difference(held).Union(set)
+	r.reserved = moved
+}
+
+// leavesShared tells whether reserving reserved leaves some available CPU
+// that is not isolated, for the shared pool.
+func (r *resources) leavesShared(reserved cpuset.Set) bool {
+	return !r.available.Difference(reserved).Difference(r.isolated).IsEmpty()
 }
 
 // idlePackages takes whole packages out of from, as nri-plugins' CPU
