@@ -61,25 +61,25 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	log := newLogger(stderr, cfg.Log.Verbosity)
 	clock := newStartClock(log, begin)
 	clock.step("configuration")
-	topo, err := topology.Discover(cfg.Sysfs)
-	if err != nil {
-		return err
-	}
-	available, err := availableCPUs(cfg, topo, cgroupRoot)
-	if err != nil {
-		return err
-	}
-	clock.step("topology")
+	// The topology is discovered on the other core while the policy
+	// resolves (the module copied and hashed): neither needs the other.
+	topoc := make(chan discovered, 1)
+	go func() { topoc <- discover(cfg) }()
 	filePolicy := cfg.Policy
 	fl := startFleet(ctx, cfg, log)
 	pol, err := startPolicy(ctx, cfg, log)
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
 		pol, err = startPolicy(ctx, cfg, log)
 	}
+	d := <-topoc
+	if d.err != nil {
+		return d.err
+	}
 	if err != nil {
 		return err
 	}
-	clock.step("policy resolved")
+	topo, available := d.topo, d.available
+	clock.step("policy resolved, topology discovered")
 	name := pol.Identity.Name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
@@ -259,6 +259,25 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	return nil
+}
+
+// discovered is the node's topology (restricted to available, the
+// availableCPUs setting's CPUs, nil for all), or why it is not known.
+type discovered struct {
+	topo      *abi.Topology
+	available []uint32
+	err       error
+}
+
+// discover discovers the topology from cfg.Sysfs and applies cfg's
+// availableCPUs; it reads only those two fields of cfg.
+func discover(cfg *config.Config) discovered {
+	topo, err := topology.Discover(cfg.Sysfs)
+	if err != nil {
+		return discovered{err: err}
+	}
+	available, err := availableCPUs(cfg, topo, cgroupRoot)
+	return discovered{topo: topo, available: available, err: err}
 }
 
 // cgroupRoot is the cgroup mount availableCPUs: cgroup reads.
