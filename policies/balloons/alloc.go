@@ -8,11 +8,12 @@ import (
 
 // allocOpts are a balloon type's CPU preferences.
 type allocOpts struct {
-	// prefer are taken first, in order (isolated CPUs, a core type, CPUs
-	// close to devices, the reserved cpuset); avoid last (what other types
-	// prefer: the reserved cpuset, isolated CPUs, their devices).
+	// prefer are taken first, in order (the reserved cpuset for
+	// reserved, CPUs close to devices, isolated CPUs, a core type); avoid
+	// after them, in order: nri-plugins' "far from" hints, the CPUs of the
+	// devices other types prefer (resolveTypes, farFrom).
 	prefer []cpuset.Set
-	avoid  cpuset.Set
+	avoid  []cpuset.Set
 	// balance spreads new balloons over packages, dies and nodes with the
 	// most free CPUs; otherwise they pack into the fullest node that fits.
 	balance bool
@@ -20,39 +21,30 @@ type allocOpts struct {
 	spread bool
 }
 
-// tierOf ranks a CPU by preference: 0 … len(prefer)-1 preferred, then
-// neutral, then avoided.
-func (o *allocOpts) tierOf(id uint32) int {
-	for i, p := range o.prefer {
-		if p.Contains(id) {
-			return i
-		}
-	}
-	if o.avoid.Contains(id) {
-		return len(o.prefer) + 1
-	}
-	return len(o.prefer)
-}
-
 // restrict keeps of ids, the free CPUs, those a resize of n CPUs takes
-// from, as nri-plugins' resizeCpusWithDevices applies topology hints: each
-// preferred set in turn if n of the CPUs kept so far lie in it, then the
-// avoided CPUs left out if n of the CPUs kept lie outside them. A hint that
-// cannot be met whole is dropped, not met in part. ids is filtered in place.
+// from, as nri-plugins' resizeCpusWithDevices applies topology hints, one
+// hint at a time: each preferred set in turn if n of the CPUs kept so far
+// lie in it, then each avoided set in turn if n of the CPUs kept so far lie
+// outside it. A hint that cannot be met whole is dropped, not met in part,
+// and the next one is tried on what the hints before it kept. ids is
+// filtered in place.
 func (o *allocOpts) restrict(ids []uint32, n int) []uint32 {
 	for _, p := range o.prefer {
 		if countIn(ids, p, true) >= n {
 			ids = slices.DeleteFunc(ids, func(id uint32) bool { return !p.Contains(id) })
 		}
 	}
-	if !o.avoid.IsEmpty() && countIn(ids, o.avoid, false) >= n {
-		ids = slices.DeleteFunc(ids, o.avoid.Contains)
+	for _, a := range o.avoid {
+		if countIn(ids, a, false) >= n {
+			ids = slices.DeleteFunc(ids, a.Contains)
+		}
 	}
 	return ids
 }
 
-// hinted tells whether the hints keep fewer than all nFree free CPUs for a
-// resize of n (see restrict).
+// hinted tells whether the hints may keep fewer than all nFree free CPUs
+// for a resize of n (see restrict): whether some preferred set holds n free
+// CPUs but not all, or some avoided set holds free CPUs and leaves n.
 func (o *allocOpts) hinted(free []bool, nFree, n int) bool {
 	freeIn := func(set cpuset.Set) int {
 		c := 0
@@ -68,8 +60,8 @@ func (o *allocOpts) hinted(free []bool, nFree, n int) bool {
 			return true
 		}
 	}
-	if !o.avoid.IsEmpty() {
-		if c := freeIn(o.avoid); c > 0 && nFree-c >= n {
+	for _, a := range o.avoid {
+		if c := freeIn(a); c > 0 && nFree-c >= n {
 			return true
 		}
 	}
@@ -134,8 +126,8 @@ func (ix *topoIndex) done(set cpuset.Set) {
 	h.n = 0
 }
 
-// key orders candidate CPUs: the lowest key wins. hi packs the tier, the
-// closeness and the node choice, lo whole-core preference and the id.
+// key orders candidate CPUs: the lowest key wins. hi packs the closeness
+// and the node choice, lo whole-core preference and the id.
 type key struct{ hi, lo uint64 }
 
 // inflate picks n of the free CPUs (nFree of them, counted in avail and,
@@ -239,11 +231,10 @@ func (ix *topoIndex) inflate(cur cpuset.Set, free []bool, nFree int, avail *coun
 // packing chooses; then whole free cores before half-used ones; then the
 // lowest id.
 func (ix *topoIndex) pickWithin(cur cpuset.Set, ids []uint32, free []bool, avail *counts, n int, o *allocOpts) cpuset.Set {
-	plain := &allocOpts{balance: o.balance, spread: o.spread}
 	have := ix.haveOf(cur)
 	picked := make([]uint32, 0, n)
 	for len(picked) < n {
-		best, _ := ix.bestFree(ids, free, have, avail, n-len(picked), plain)
+		best, _ := ix.bestFree(ids, free, have, avail, n-len(picked), o)
 		id := best.id
 		free[id] = false // until the caller takes it
 		picked = append(picked, id)
@@ -265,13 +256,13 @@ type scored struct {
 	k  key
 }
 
-// bestFree finds the free CPU of ids with the lowest key (see pickWithin). The
-// key is computed inline: in Wasm a Go function call costs more than the
-// whole key.
+// bestFree finds the free CPU of ids with the lowest key (see pickWithin):
+// the hints have already narrowed ids (restrict), so o's balance and spread
+// alone weigh in. The key is computed inline: in Wasm a Go function call
+// costs more than the whole key.
 func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, need int, o *allocOpts) (scored, bool) {
 	// 15 bits per free count: nodes of up to 32,767 CPUs.
 	const m = 1<<15 - 1
-	tiered := len(o.prefer) > 0 || !o.avoid.IsEmpty()
 	best, bestKey := -1, key{}
 	for _, id := range ids {
 		if !free[id] {
@@ -305,10 +296,6 @@ func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, ne
 		default:
 			topo = 1<<45 | (m-nf)<<15 | uint64(c.node)
 		}
-		tier := uint64(0)
-		if tiered {
-			tier = uint64(o.tierOf(id))
-		}
 		// Whole free cores first, but for the first CPUs of a packed
 		// balloon: the core that fits what is still needed with the
 		// fewest threads left over, so a new balloon takes lone threads
@@ -325,7 +312,7 @@ func (ix *topoIndex) bestFree(ids []uint32, free []bool, have, avail *counts, ne
 				coreKey = 256 + 255 - fc
 			}
 		}
-		k := key{hi: tier<<52 | closeness<<47 | topo, lo: coreKey<<32 | uint64(id)}
+		k := key{hi: closeness<<47 | topo, lo: coreKey<<32 | uint64(id)}
 		if best < 0 || k.hi < bestKey.hi || k.hi == bestKey.hi && k.lo < bestKey.lo {
 			best, bestKey = int(id), k
 		}

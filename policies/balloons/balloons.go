@@ -35,10 +35,12 @@
 //	    groupBy: ${pod/labels/app}       # containers with the same value share a balloon
 //	    shareIdleCPUsInSame: numa        # also use idle CPUs of the same system|package|die|numa|l2cache|core
 //	    preferCloseToDevices: [/sys/class/net/eth0]  # also /sys/bus/pci/devices/ADDR, /sys/devices/pciDDDD:BB/.../ADDR[/...],
-//	                                     # /sys/devices/system/node/nodeN, .../cpu/cpuN, .../cpu/cpuN/cache/indexM (its CPUs);
-//	                                     # a device the node lacks is logged and ignored; podresourceapi: is refused
+//	                                     # /sys/devices/system/node/nodeN, .../cpu/cpuN/cache/indexM (its CPUs);
+//	                                     # a device the node lacks, and .../cpu/cpuN (no CPUs in nri-plugins either),
+//	                                     # are logged and ignored; podresourceapi: is refused
 //	    preferIsolCpus: false            # kernel-isolated CPUs first
-//	    preferCoreType: performance      # or efficient
+//	    preferCoreType: performance      # or efficient: nri-plugins' high (low) CPU priority class, by base
+//	                                     # frequency, core type and energy-performance preference; other types avoid it
 //	    hideHyperthreads: false          # containers get one thread per core
 //	    memoryTypes: [DRAM]              # DRAM, HBM, PMEM
 //	    components: [{balloonType: a}, {balloonType: b}]  # a composite balloon: its CPUs are its parts',

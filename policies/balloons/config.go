@@ -57,22 +57,26 @@ func (Config) IgnoredFields() map[string]string {
 	}
 }
 
-// RestrictedFields implements policyconfig.Restricter: turboDomain at its
-// default, which without cpuClasses changes nothing.
-func (Config) RestrictedFields() map[string]policyconfig.Restriction {
-	return map[string]policyconfig.Restriction{
-		"turboDomain": {Accept: []any{"package"}, Why: "turbo arbitration needs cpuClasses, which this policy does not implement"},
-	}
+// notImplemented is why a field that changes placement or what containers
+// run with is refused at any value but the one that asks for nothing.
+const notImplemented = "this policy does not implement it"
+
+// none accepts a field's empty value only: an empty list or string asks for
+// nothing, which the policy honours by doing nothing.
+func none(empty any, why string) policyconfig.Restriction {
+	return policyconfig.Restriction{Accept: []any{empty}, Why: why}
 }
 
-// UnsupportedFields implements policyconfig.Unsupporter: nri-plugins' fields
-// that change placement or what containers run with, which this policy
-// cannot honour.
-func (Config) UnsupportedFields() map[string]string {
-	const why = "this policy does not implement it"
-	return map[string]string{
-		"loadClasses": why, "schedulingClasses": why,
-		"cpuClasses": why + " (CPU classes can steer placement, e.g. to prioritized cores)",
+// RestrictedFields implements policyconfig.Restricter: turboDomain at its
+// default, which without cpuClasses changes nothing, and nri-plugins'
+// classes that change placement or what containers run with, which this
+// policy cannot honour, accepted only empty.
+func (Config) RestrictedFields() map[string]policyconfig.Restriction {
+	return map[string]policyconfig.Restriction{
+		"turboDomain":       {Accept: []any{"package"}, Why: "turbo arbitration needs cpuClasses, which this policy does not implement"},
+		"loadClasses":       none([]any{}, notImplemented),
+		"schedulingClasses": none([]any{}, notImplemented),
+		"cpuClasses":        none([]any{}, notImplemented+" (CPU classes can steer placement, e.g. to prioritized cores)"),
 	}
 }
 
@@ -131,10 +135,16 @@ func (BalloonType) IgnoredFields() map[string]string {
 	}
 }
 
-// UnsupportedFields implements policyconfig.Unsupporter.
-func (BalloonType) UnsupportedFields() map[string]string {
-	const why = "this policy does not implement it"
-	return map[string]string{"loads": why, "schedulingClass": why, "irqClaim": why, "irqMode": why}
+// RestrictedFields implements policyconfig.Restricter: a type's loads,
+// scheduling class and interrupts, which this policy cannot honour,
+// accepted only empty.
+func (BalloonType) RestrictedFields() map[string]policyconfig.Restriction {
+	return map[string]policyconfig.Restriction{
+		"loads":           none([]any{}, notImplemented),
+		"schedulingClass": none("", notImplemented),
+		"irqClaim":        none([]any{}, notImplemented),
+		"irqMode":         none("", notImplemented),
+	}
 }
 
 // Component is a composite balloon's part.
@@ -334,11 +344,6 @@ func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) 
 	if t.GroupBy != "" {
 		if _, err := expr.Expand(t.GroupBy, func(string) (string, bool) { return "", true }); err != nil {
 			return policyconfig.Errorf(f("groupBy"), "%v", err)
-		}
-	}
-	for j, d := range t.PreferCloseToDevices {
-		if _, err := parseDevice(d); err != nil {
-			return policyconfig.Errorf(f("preferCloseToDevices", j), "%v", err)
 		}
 	}
 	for j, comp := range t.Components {

@@ -24,9 +24,13 @@ func TestParseConfigErrors(t *testing.T) {
 		{"balloonTypes: [{name: a, loads: [avx]}]", "config.balloonTypes[0].loads", "not supported"},
 		{"turboDomain: system", "config.turboDomain", `"system" is not supported (accepted: "package")`},
 		// Every refused field in one error, the first one's path as its field.
-		{"loadClasses: []\nschedulingClasses: []\nballoonTypes: [{name: a, irqMode: isolate, minCPU: 1}]\nagent: {}",
+		{"loadClasses: [{name: avx}]\nschedulingClasses: [{name: rt}]\nballoonTypes: [{name: a, irqMode: isolate, minCPU: 1}]\nagent: {}",
 			"config.balloonTypes[0].irqMode", "(and 3 more: config.balloonTypes[0].minCPU: unknown field"},
-		{"schedulingClasses: []", "config.schedulingClasses", "not supported"},
+		{"schedulingClasses: [{name: rt}]", "config.schedulingClasses", "not supported"},
+		{"balloonTypes: [{name: a, irqMode: sink}]", "config.balloonTypes[0].irqMode", `"sink" is not supported (accepted: "")`},
+		// A device we cannot use is refused with the other refused fields.
+		{"loadClasses: [{name: avx}]\nballoonTypes: [{name: a, preferCloseToDevices: [/sys/class/net/eth0, podresourceapi:nvidia.com/gpu], schedulingClass: rt}]",
+			"config.balloonTypes[0].preferCloseToDevices[1]", `(and 2 more: config.balloonTypes[0].schedulingClass: "rt" is not supported`},
 		{"balloonTypes: [{name: a}, {name: a}]", "config.balloonTypes[1].name", "balloonTypes[0]"},
 		{"balloonTypes: [{minCPUs: 1}]", "config.balloonTypes[0].name", "required"},
 		{"balloonTypes: [{name: a, minCPUs: -1}]", "config.balloonTypes[0].minCPUs", "0 or more"},
@@ -71,6 +75,26 @@ func TestParseConfigErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%q: %v, want a message with %q", tc.cfg, err, tc.msg)
 		}
+	}
+}
+
+// TestEmptyClassesAccepted: the classes, loads, scheduling class and
+// interrupts this policy cannot honour are accepted empty (they ask for
+// nothing), with no warning, as nri-plugins' Helm values may write them.
+func TestEmptyClassesAccepted(t *testing.T) {
+	_, warnings, err := balloons.ParseConfigWarnings([]byte(`
+cpuClasses: []
+loadClasses: []
+schedulingClasses: []
+balloonTypes:
+- name: a
+  loads: []
+  schedulingClass: ""
+  irqClaim: []
+  irqMode: ""
+`))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("error %v, warnings %v; want neither", err, warnings)
 	}
 }
 

@@ -76,12 +76,25 @@ func decodeBalloonType(d *policyconfig.Decoder, v policyconfig.Value, t *Balloon
 		"allocatorPriority": func(v policyconfig.Value) {
 			enum(d, v, (*string)(&t.AllocatorPriority), "allocatorPriority", priorities...)
 		},
-		"preferNewBalloons":           func(v policyconfig.Value) { d.Bool(v, &t.PreferNewBalloons) },
-		"preferSpreadingPods":         func(v policyconfig.Value) { d.Bool(v, &t.PreferSpreadingPods) },
-		"preferPerNamespaceBalloon":   func(v policyconfig.Value) { d.Bool(v, &t.PreferPerNamespaceBalloon) },
-		"groupBy":                     func(v policyconfig.Value) { d.String(v, &t.GroupBy) },
-		"shareIdleCPUsInSame":         func(v policyconfig.Value) { enum(d, v, (*string)(&t.ShareIdleCPUsInSame), "level", levels...) },
-		"preferCloseToDevices":        func(v policyconfig.Value) { d.Strings(v, &t.PreferCloseToDevices) },
+		"preferNewBalloons":         func(v policyconfig.Value) { d.Bool(v, &t.PreferNewBalloons) },
+		"preferSpreadingPods":       func(v policyconfig.Value) { d.Bool(v, &t.PreferSpreadingPods) },
+		"preferPerNamespaceBalloon": func(v policyconfig.Value) { d.Bool(v, &t.PreferPerNamespaceBalloon) },
+		"groupBy":                   func(v policyconfig.Value) { d.String(v, &t.GroupBy) },
+		"shareIdleCPUsInSame":       func(v policyconfig.Value) { enum(d, v, (*string)(&t.ShareIdleCPUsInSame), "level", levels...) },
+		"preferCloseToDevices": func(v policyconfig.Value) {
+			// Checked here, not in validate, so a device we cannot use
+			// (podresourceapi:) is refused in the one error with every
+			// other field refused.
+			policyconfig.List(d, v, &t.PreferCloseToDevices, func(v policyconfig.Value, dev *string) {
+				d.String(v, dev)
+				if _, ok := v.Doc.(string); !ok {
+					return
+				}
+				if _, err := parseDevice(*dev); err != nil {
+					d.Failf(v.Path, "%v", err)
+				}
+			})
+		},
 		"preferIsolCpus":              func(v policyconfig.Value) { d.Bool(v, &t.PreferIsolCpus) },
 		"preferCoreType":              func(v policyconfig.Value) { enum(d, v, (*string)(&t.PreferCoreType), "core type", coreTypes...) },
 		"preferSpreadOnPhysicalCores": func(v policyconfig.Value) { d.BoolPtr(v, &t.PreferSpreadOnPhysicalCores) },

@@ -10,7 +10,12 @@ import (
 
 // TestTreeChoice checks inflate's node choice on n4c16 (2 packages × 2
 // NUMA nodes × 2 cores × 2 threads, threads 2k and 2k+1 on one core) against
-// what nri-plugins' sorterAllocate gives on the same tree.
+// what nri-plugins' sorterAllocate gives on the same tree. The avoided
+// sets' cases (nri-plugins' preferFarFromDevices) keep the CPUs its
+// ResizeCpus returns to allocate from on the same tree and free CPUs
+// (4-11, 4-7,12-15 and 4-11: its cputree.go run with those hints); the
+// one-step drop they replace kept every free CPU in all three and took
+// 8-15's CPUs.
 func TestTreeChoice(t *testing.T) {
 	ix, err := newTopoIndex(policytest.Machine(t, "N4C16"))
 	if err != nil {
@@ -34,6 +39,12 @@ func TestTreeChoice(t *testing.T) {
 		{name: "a resize no package holds spans the root", n: 9, want: "0-8"},
 		{name: "a preferred set that holds the resize restricts it", n: 2, o: allocOpts{prefer: []cpuset.Set{cpuset.MustParse("8-11")}}, want: "10-11"},
 		{name: "a preferred set too small is dropped whole", taken: "8-10", n: 2, o: allocOpts{prefer: []cpuset.Set{cpuset.MustParse("8-11")}}, want: "12-13"},
+		{name: "avoided sets apply in turn: node3 goes, then node2 would leave too few", taken: "0-3", n: 5,
+			o: allocOpts{avoid: []cpuset.Set{cpuset.MustParse("12-15"), cpuset.MustParse("8-11")}}, want: "4-8"},
+		{name: "avoided sets apply in turn: the order decides which goes", taken: "0-3", n: 5,
+			o: allocOpts{avoid: []cpuset.Set{cpuset.MustParse("8-11"), cpuset.MustParse("12-15")}}, want: "4-7,12"},
+		{name: "avoided sets apply in turn: a set that would leave too few is skipped, a later one applies", taken: "0-3", n: 5,
+			o: allocOpts{avoid: []cpuset.Set{cpuset.MustParse("4-11"), cpuset.MustParse("12-15")}}, want: "4-8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			free := make([]bool, len(ix.cpus))
@@ -79,7 +90,7 @@ func TestTreeRelease(t *testing.T) {
 		{name: "the preferred set's CPUs stay; of the others, the package holding fewest of them goes",
 			cur: "0-3,12-13", n: 1, o: allocOpts{prefer: []cpuset.Set{cpuset.MustParse("0-2")}}, want: "3"},
 		{name: "avoided CPUs weigh nothing: the package with fewest goes",
-			cur: "4-5,8", n: 1, o: allocOpts{avoid: cpuset.MustParse("4")}, want: "8"},
+			cur: "4-5,8", n: 1, o: allocOpts{avoid: []cpuset.Set{cpuset.MustParse("4")}}, want: "8"},
 		{name: "between equal counts, the node with fewer free CPUs goes",
 			taken: "1", cur: "0,4", n: 1, want: "0"},
 		{name: "one at a time, package first: the package with fewest empties",

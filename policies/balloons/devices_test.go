@@ -150,7 +150,7 @@ func TestDeviceCPUs(t *testing.T) {
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu3/cache/index3", "0-15"},
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu3/cache/index4", "-"},
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu16/cache/index0", "-"},
-		{"Desktop1Socket", "/sys/devices/system/cpu/cpu5", "5"},
+		{"Desktop1Socket", "/sys/devices/system/cpu/cpu5", ""},
 		{"Desktop1Socket", "/sys/devices/system/cpu/cpu16", "-"},
 		{"Desktop1Socket", "/sys/devices/system/node/node0", "0-15"},
 		{"Desktop1Socket", "/sys/devices/system/node/node1", "-"},
@@ -298,9 +298,10 @@ func recordLog(t *testing.T) *logRecorder {
 	return r
 }
 
-// TestMissingDeviceIgnored: a well-formed device the node lacks, or one with
-// no available CPU close to it, is logged naming the type and the entry and
-// is no preference; the type's other devices still are.
+// TestMissingDeviceIgnored: a well-formed device the node lacks, one with
+// no available CPU close to it, or a CPU's own directory (where nri-plugins
+// reads no CPUs), is logged naming the type and the entry and is no
+// preference; the type's other devices still are.
 func TestMissingDeviceIgnored(t *testing.T) {
 	ix, err := newTopoIndex(handTopology())
 	if err != nil {
@@ -315,6 +316,7 @@ balloonTypes:
   - /sys/devices/system/cpu/cpu0/cache/index7
   - /sys/devices/pci0000:00/0000:00:1f.0
   - /sys/devices/pci0000:00/0000:00:1c.0/0000:3b:00.0/net/eth0
+  - /sys/devices/system/cpu/cpu5
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -327,16 +329,61 @@ balloonTypes:
 	if p := s.byName["near"].opts.prefer; len(p) != 1 || p[0].String() != "4-5" {
 		t.Errorf("preferred %v, want only the L2 of cpu4 (4-5)", p)
 	}
-	if a := s.byName["default"].opts.avoid; a.String() != "4-5" {
-		t.Errorf("default avoids %q, want the one resolved device's CPUs 4-5", a)
+	if a := s.byName["default"].opts.avoid; len(a) != 1 || a[0].String() != "4-5" {
+		t.Errorf("default avoids %v, want the one resolved device's CPUs 4-5", a)
 	}
 	want := []string{
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[0] "/sys/class/net/eth9": the node has no such device; ignored`,
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[2] "/sys/devices/system/cpu/cpu0/cache/index7": the node has no such device; ignored`,
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[3] "/sys/devices/pci0000:00/0000:00:1f.0": no available CPU is close to it; ignored`,
 		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[4] "/sys/devices/pci0000:00/0000:00:1c.0/0000:3b:00.0/net/eth0": the node has no such device; ignored`,
+		`WARN balloon type "near": config.balloonTypes[0].preferCloseToDevices[5] "/sys/devices/system/cpu/cpu5": nri-plugins finds no CPUs close to a CPU's own directory; ignored, as there (its cache/index0 names its core)`,
 	}
 	if strings.Join(rec.msgs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("logged\n%s\nwant\n%s", strings.Join(rec.msgs, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFarFromOrder: each type avoids, in order, the isolated CPUs, then
+// every set some type prefers (the reserved cpuset, devices, isolated
+// CPUs), in the order of the types and their preferences, each once, but
+// those it prefers itself: nri-plugins' fillFarFromDevices. Types with
+// devices, and reserved, avoid the others' too.
+func TestFarFromOrder(t *testing.T) {
+	ix, err := newTopoIndex(policytest.Isolate(policytest.Machine(t, "N4C16"), cpuset.MustParse("14-15")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseConfig([]byte(`
+reservedResources: {cpu: "cpuset:0"}
+balloonTypes:
+- name: a
+  preferCloseToDevices: [/sys/devices/system/node/node1]
+  preferIsolCpus: true
+- name: b
+  preferCloseToDevices: [/sys/devices/system/node/node2, /sys/devices/system/node/node1]
+- name: c
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newState(cfg, ix, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"reserved": "14-15 4-7 8-11",
+		"a":        "0 8-11",
+		"b":        "14-15 0",
+		"c":        "14-15 0 4-7 8-11",
+		"default":  "14-15 0 4-7 8-11",
+	} {
+		var got []string
+		for _, set := range s.byName[name].opts.avoid {
+			got = append(got, set.String())
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s avoids %q in turn; want %q", name, got, want)
+		}
 	}
 }

@@ -616,7 +616,7 @@ func badConfigScenario(t *testing.T, open opener, machine string) {
 		{"balloonTypes:\n- name: a\n  minCPUs: 4\n  maxCPUs: 2\n", "config.balloonTypes[0].minCPUs"},
 		{"balloonTypes:\n- name: a\n  minBalloons: 2\n  minCPUs: 100000\n", "config.balloonTypes[0].minBalloons"},
 		{"reservedResources: {cpu: \"cpuset:0-99999\"}\n", "config.reservedResources.cpu"},
-		{"cpuClasses: []\n", "config.cpuClasses"},
+		{"cpuClasses: [{name: turbo}]\n", "config.cpuClasses"},
 		{"availableResources: {cpu: \"cpuset:99990-99999\"}\n", "config.availableResources.cpu"},
 		{"balloonTypes:\n- name: b\n- name: a\n  cpuClass: turbo\n  components: [{balloonType: b}]\n", "config.balloonTypes[1].cpuClass"},
 	} {

@@ -155,7 +155,7 @@ func (s *state) resolveTypes() error {
 	for _, t := range s.types {
 		t.related = relatedTypes(t)
 	}
-	var devicesOf []cpuset.Set // CPUs near any type's devices
+	closeTo := make([][]hint, len(s.types)) // by type index
 	for _, t := range s.types {
 		if t.PublishDRADevices {
 			t.MinBalloons = t.MaxBalloons
@@ -172,6 +172,10 @@ func (s *state) resolveTypes() error {
 		if t.PreferSpreadOnPhysicalCores != nil {
 			t.opts.spread = *t.PreferSpreadOnPhysicalCores
 		}
+		var near []hint
+		if t == s.reserved && !s.reservedSet.IsEmpty() {
+			near = append(near, hint{hintReserved, s.reservedSet})
+		}
 		for j, d := range t.PreferCloseToDevices {
 			dev, _ := parseDevice(d) // ParseConfig checked it
 			cpus, found := s.ix.deviceCPUs(dev)
@@ -179,36 +183,78 @@ func (s *state) resolveTypes() error {
 			switch {
 			case !found:
 				policy.Log.Warnf("balloon type %q: %s %q: the node has no such device; ignored", t.Name, t.field("preferCloseToDevices", j), d)
+			case dev.kind == devCPU:
+				policy.Log.Warnf("balloon type %q: %s %q: nri-plugins finds no CPUs close to a CPU's own directory; ignored, as there (its cache/index0 names its core)", t.Name, t.field("preferCloseToDevices", j), d)
 			case cpus.IsEmpty():
 				policy.Log.Warnf("balloon type %q: %s %q: no available CPU is close to it; ignored", t.Name, t.field("preferCloseToDevices", j), d)
 			default:
-				t.opts.prefer = append(t.opts.prefer, cpus)
-				devicesOf = append(devicesOf, cpus)
+				near = append(near, hint{d, cpus})
 			}
 		}
 		if t.PreferIsolCpus {
-			t.opts.prefer = append(t.opts.prefer, s.ix.isolated)
+			near = append(near, hint{hintIsolated, s.ix.isolated})
 		}
 		if t.PreferCoreType != "" {
-			t.opts.prefer = append(t.opts.prefer, s.ix.coreTypeCPUs(t.PreferCoreType))
+			name := hintPCores
+			if t.PreferCoreType == "efficient" {
+				name = hintECores
+			}
+			near = append(near, hint{name, s.ix.coreTypeCPUs(t.PreferCoreType)})
 		}
+		for _, h := range near {
+			t.opts.prefer = append(t.opts.prefer, h.cpus)
+		}
+		closeTo[t.index] = near
 	}
 	for _, t := range s.types {
-		if t == s.reserved && !s.reservedSet.IsEmpty() {
-			t.opts.prefer = append([]cpuset.Set{s.reservedSet}, t.opts.prefer...)
-			continue
-		}
-		t.opts.avoid = s.reservedSet
-		if !t.PreferIsolCpus {
-			t.opts.avoid = t.opts.avoid.Union(s.ix.isolated)
-		}
-		if len(t.PreferCloseToDevices) == 0 {
-			for _, d := range devicesOf {
-				t.opts.avoid = t.opts.avoid.Union(d)
+		t.opts.avoid = s.farFrom(closeTo, t)
+	}
+	return s.checkDevices()
+}
+
+// hint is a set of CPUs a type prefers, named as nri-plugins names it: a
+// preferCloseToDevices entry by its path, or one of its virtual devices
+// (hintReserved, hintIsolated, hintPCores, hintECores).
+type hint struct {
+	name string
+	cpus cpuset.Set
+}
+
+// nri-plugins' virtual devices: the names it gives the CPU sets a type
+// prefers that are no device (balloons-policy.go, virtDev*).
+const (
+	hintReserved = "reserved CPUs"
+	hintIsolated = "isolated CPUs"
+	hintPCores   = "performance cores"
+	hintECores   = "efficient cores"
+)
+
+// farFrom are the CPU sets type t avoids, in the order they apply, as
+// nri-plugins' fillFarFromDevices builds a type's preferFarFromDevices:
+// the isolated CPUs if the node has any, then every device some type
+// prefers (closeTo, by type index), in the order of the types and of each
+// type's preferences, each once by name; t avoids each it does not prefer
+// itself. A type with devices of its own so avoids the other types'
+// devices. Empty sets are left out: avoiding them keeps every CPU.
+func (s *state) farFrom(closeTo [][]hint, t *btype) []cpuset.Set {
+	var order []hint
+	if !s.ix.isolated.IsEmpty() {
+		order = append(order, hint{hintIsolated, s.ix.isolated})
+	}
+	for _, near := range closeTo {
+		for _, h := range near {
+			if !slices.ContainsFunc(order, func(o hint) bool { return o.name == h.name }) {
+				order = append(order, h)
 			}
 		}
 	}
-	return s.checkDevices()
+	var avoid []cpuset.Set
+	for _, h := range order {
+		if !h.cpus.IsEmpty() && !slices.ContainsFunc(closeTo[t.index], func(o hint) bool { return o.name == h.name }) {
+			avoid = append(avoid, h.cpus)
+		}
+	}
+	return avoid
 }
 
 // relatedTypes is t and every type its components reach, each once (the

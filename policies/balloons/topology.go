@@ -16,7 +16,6 @@ import (
 // keys (die, core, l2) are node-wide unique indexes.
 type cpuInfo struct {
 	pkg, die, node, core, l2 int32
-	coreType                 abi.CoreType
 }
 
 // topoIndex indexes the topology Init carried: the kit's index (nodes,
@@ -32,6 +31,10 @@ type topoIndex struct {
 	// onlineIDs are the online CPUs, sorted.
 	onlineIDs []uint32
 	isolated  cpuset.Set
+	// prio are the online CPUs of each of nri-plugins' CPU priority
+	// classes (preferCoreType's "performance cores" are the high ones,
+	// its "efficient cores" the low ones).
+	prio [topology.NumPriorities]cpuset.Set
 	// cores lists each core's threads, by core key.
 	cores [][]uint32
 	// dims are how many cores, L2 caches, nodes, dies and packages the
@@ -71,6 +74,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		return m[k]
 	}
 	ix.online, ix.isolated = kit.Online(), kit.Isolated()
+	_, ix.prio = topology.Priorities(t, ix.online)
 	ix.onlineIDs = ix.online.Sorted()
 	online := ix.onlineIDs
 	for _, tc := range t.GetCpus() { // topology order numbers the group keys
@@ -81,7 +85,7 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 			d = int32(len(dies))
 			dies[[2]uint32{c.Package, c.Die}] = d
 		}
-		info := cpuInfo{pkg: int32(c.Package), die: d, node: int32(c.Node), core: key(cores, c.Core), l2: -1, coreType: c.CoreType}
+		info := cpuInfo{pkg: int32(c.Package), die: d, node: int32(c.Node), core: key(cores, c.Core), l2: -1}
 		for _, id := range c.CacheIDs {
 			if l2[id] {
 				info.l2 = key(l2s, id)
@@ -180,19 +184,18 @@ func (ix *topoIndex) nodesOf(cpus cpuset.Set) cpuset.Set {
 	return cpuset.New(ids...)
 }
 
-// coreTypeCPUs are the CPUs of a core type.
+// coreTypeCPUs are the CPUs of a core type as nri-plugins' balloons reads
+// preferCoreType (its virtual devices "performance cores" and "efficient
+// cores", balloons-policy.go): the CPU allocator's high and low priority
+// classes (topology.Priorities), not the core types alone. On a hybrid
+// machine whose cores share one base frequency and no energy-performance
+// preference, the performance cores are normal priority, so "performance"
+// is no CPU, as there; efficient cores are always low.
 func (ix *topoIndex) coreTypeCPUs(t CoreType) cpuset.Set {
-	want := abi.CoreType_CORE_TYPE_PERFORMANCE
 	if t == "efficient" {
-		want = abi.CoreType_CORE_TYPE_EFFICIENT
+		return ix.prio[topology.PriorityLow]
 	}
-	var ids []uint32
-	for _, id := range ix.online.Sorted() {
-		if ix.cpus[id].coreType == want {
-			ids = append(ids, id)
-		}
-	}
-	return cpuset.New(ids...)
+	return ix.prio[topology.PriorityHigh]
 }
 
 // The device kinds of preferCloseToDevices entries.
@@ -323,7 +326,8 @@ func isHex(s string, least, most int) bool {
 }
 
 // deviceCPUs are the CPUs close to a device; false when the node has no
-// such device (an empty set and true: it has it, with no CPU affinity).
+// such device (an empty set and true: it has it, with no CPU affinity, or,
+// for a CPU, none nri-plugins reads).
 func (ix *topoIndex) deviceCPUs(d device) (cpuset.Set, bool) {
 	switch d.kind {
 	case devPCI:
@@ -334,7 +338,10 @@ func (ix *topoIndex) deviceCPUs(d device) (cpuset.Set, bool) {
 		cpus := ix.NodeCPUs(d.id)
 		return cpus, ix.Node(d.id) != nil || !cpus.IsEmpty()
 	case devCPU:
-		return ix.online.Intersection(cpuset.New(d.id)), ix.online.Contains(d.id)
+		// nri-plugins reads no CPUs from a CPU's own directory: it holds
+		// none of the files its topology hints read (cpulist,
+		// local_cpulist, shared_cpu_list), nor do its parents.
+		return cpuset.Set{}, ix.online.Contains(d.id)
 	case devCache:
 		c, ok := ix.CacheIndex(d.id, d.index)
 		return c.CPUs, ok

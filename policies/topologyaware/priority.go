@@ -8,6 +8,7 @@ import (
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/topology"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 )
 
@@ -39,37 +40,10 @@ func prioByName(s string) (cpuPrio, bool) {
 // normal, low, none, or default (the configured defaultCPUPriority).
 const keyPreferCPUPriority = "prefer-cpu-priority." + containers.AnnotationDomain
 
-// eppUnknown is the rank of an energy-performance preference nri-plugins'
-// sysfs.EPPFromString does not name: "default", a raw number, or none.
-const eppUnknown = 4
-
-// eppRank is nri-plugins' sysfs.EPP of a CPU's energy-performance
-// preference (ABI v1.4 CPU.energy_performance_preference): performance 0,
-// balance_performance 1, balance_power 2, power 3, anything else
-// eppUnknown. A higher rank prefers performance less.
-func eppRank(s string) int {
-	switch s {
-	case "performance":
-		return 0
-	case "balance_performance":
-		return 1
-	case "balance_power":
-		return 2
-	case "power":
-		return 3
-	}
-	return eppUnknown
-}
-
 // priorities is what the CPU priorities of a machine are, as nri-plugins'
-// CPU allocator discovers them when SST is not active
-// (discoverCpufreqPriority): per package, CPUs above the package's lowest
-// base frequency are high, those at it low (normal when the package has one
-// base frequency or none); efficient cores are low whatever their frequency
-// or preference; then, where the package's CPUs have more than one known
-// energy-performance preference, the preference decides over the base
-// frequency: a CPU whose rank (eppRank) is below the package's highest
-// known one is high, every other low, an unknown one included.
+// CPU allocator discovers them when SST is not active (topology.Priorities:
+// by base frequency, core type and energy-performance preference, package
+// by package).
 type priorities struct {
 	of   []cpuPrio            // by CPU id; online CPUs only
 	sets [numPrios]cpuset.Set // the CPUs of each class
@@ -84,71 +58,32 @@ type priorities struct {
 	varied bool
 }
 
-// discoverPriorities classifies the online CPUs of t by package.
+// discoverPriorities classifies the online CPUs of t.
 func discoverPriorities(t *abi.Topology, ix *topoIndex) priorities {
 	pr := priorities{of: make([]cpuPrio, len(ix.cpus)), core: make([][numPrios]int, len(ix.cpus))}
-	byPkg := map[uint32][]*abi.CPU{}
+	of, sets := topology.Priorities(t, ix.online)
 	typed := false
 	for _, c := range t.GetCpus() {
-		if !ix.online.Contains(c.GetId()) {
+		id := c.GetId()
+		if !ix.online.Contains(id) {
 			continue
 		}
-		byPkg[c.GetPackageId()] = append(byPkg[c.GetPackageId()], c)
 		switch c.GetCoreType() {
 		case abi.CoreType_CORE_TYPE_PERFORMANCE:
-			pr.pCores, typed = pr.pCores.Union(cpuset.New(c.GetId())), true
+			pr.pCores, typed = pr.pCores.Union(cpuset.New(id)), true
 		case abi.CoreType_CORE_TYPE_EFFICIENT:
-			pr.eCores, typed = pr.eCores.Union(cpuset.New(c.GetId())), true
+			pr.eCores, typed = pr.eCores.Union(cpuset.New(id)), true
 		}
+		p := cpuPrio(of[id])
+		pr.of[id] = p
+		pr.core[ix.cpus[id].core][p]++
 	}
 	if !typed {
 		pr.pCores = ix.online
 	}
-	for _, cpus := range byPkg {
-		var freqs []uint64
-		for _, c := range cpus {
-			if f := c.GetBaseFreqKhz(); f > 0 && !slices.Contains(freqs, f) {
-				freqs = append(freqs, f)
-			}
-		}
-		var lowestFreq uint64
-		if len(freqs) > 0 {
-			lowestFreq = slices.Min(freqs)
-		}
-		var epps []int // the package's known preferences, by rank
-		for _, c := range cpus {
-			if r := eppRank(c.GetEnergyPerformancePreference()); r != eppUnknown && !slices.Contains(epps, r) {
-				epps = append(epps, r)
-			}
-		}
-		var leastPerf int
-		if len(epps) > 0 {
-			leastPerf = slices.Max(epps)
-		}
-		for _, c := range cpus {
-			p := prioNormal
-			if len(freqs) > 1 {
-				p = prioLow
-				if c.GetBaseFreqKhz() > lowestFreq {
-					p = prioHigh
-				}
-			}
-			switch {
-			case c.GetCoreType() == abi.CoreType_CORE_TYPE_EFFICIENT:
-				p = prioLow
-			case len(epps) > 1:
-				p = prioLow
-				if eppRank(c.GetEnergyPerformancePreference()) < leastPerf {
-					p = prioHigh
-				}
-			}
-			pr.of[c.GetId()] = p
-			pr.core[ix.cpus[c.GetId()].core][p]++
-			pr.sets[p] = pr.sets[p].Union(cpuset.New(c.GetId()))
-		}
-	}
 	classes := 0
-	for _, s := range pr.sets {
+	for p, s := range sets {
+		pr.sets[p] = s
 		if !s.IsEmpty() {
 			classes++
 		}

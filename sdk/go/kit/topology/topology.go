@@ -2,7 +2,8 @@
 // InitRequest: for each online CPU its core (thread siblings), die, package
 // and NUMA node; each node's CPUs, memory and SLIT distances; the caches,
 // in the order sysfs numbers them per CPU; the CPUs close to each PCI
-// device and network interface.
+// device and network interface. Priorities classifies the CPUs as
+// nri-plugins' CPU allocator does (high, normal, low).
 //
 // Build an Index once in Init (New checks the topology) and ask it during
 // placement; every answer is deterministic and every list sorted.
