@@ -37,6 +37,7 @@ FUZZ_TARGETS := \
 	./host/wasm/internal/wasmbin:FuzzParse \
 	./host/wasm/internal/wasmbin:FuzzSetCustomSection \
 	./host/wasm/internal/interrupt:FuzzInstrument \
+	./host/wasm/internal/interrupt:FuzzMergeData \
 	./host/wasm:FuzzResponse \
 	./host/validate:FuzzAdjustment \
 	./host/state:FuzzUnmarshal \
@@ -67,7 +68,7 @@ tools: ## install buf, the protoc plugins and staticcheck (pinned)
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/aperturerobotics/protobuf-go-lite/cmd/protoc-gen-go-lite@$(PROTOBUF_GO_LITE_VERSION)
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec) and host/record/v1/*.pb.go (host codec) from the .proto files
+generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec, rewritten by abi/internal/guestcodec) and host/record/v1/*.pb.go (host codec) from the .proto files
 	rm -rf .cache/abi-lite
 	buf generate
 	buf generate --template buf.gen.host.yaml
@@ -75,6 +76,9 @@ generate: ## regenerate abi/v1/*.pb.go (host codec and the guest's lite codec) a
 	@for f in abi/v1/*.pb.go; do case $$f in *_vtproto.pb.go|*_lite.pb.go) ;; \
 		*) grep -q '^//go:build' $$f || sed -i '1i //go:build !wasip1\n' $$f;; esac; done
 	@for f in .cache/abi-lite/abi/v1/*.pb.go; do mv $$f abi/v1/$$(basename $$f .pb.go)_lite.pb.go; done
+	@# The guest's codec made smaller, same bytes on the wire (abi/RATIONALE.md):
+	@# oneofs by type switch, decode errors by shared constructors.
+	$(GO) run ./abi/internal/guestcodec/cmd/guestcodec abi/v1/*_lite.pb.go
 
 policies: rust-policies ## build and seal every .wasm: built-in policies and test fixtures
 	$(WASM_BUILD) -o policies/builtin/conformance.wasm ./sdk/go/conformance/cmd/conformance
@@ -139,12 +143,13 @@ bench: bench-footprint ## run the benchmarks (benchstat-friendly output in bench
 	$(GO) test -run '^$$' -bench . -skip AgentFootprint -benchmem -count 5 ./... | tee bench.txt
 
 # RSS is per process: each AgentFootprint case runs in a process of its own.
-bench-footprint: ## guest sizes (and code per package), the agent's RSS and start to ready with 1,000 containers (cold, warm), a policy's load warm, from the compiled-code seed, on the interpreter and cold (bench-footprint.txt)
+bench-footprint: ## guest sizes (and code per package), the agent's RSS and start to ready with 1,000 containers (cold, warm; in process, and the real agent through NRI's adaptation), a policy's load warm, from the compiled-code seed, on the interpreter and cold (bench-footprint.txt)
 	set -o pipefail; $(GO) test -run '^$$' -bench ModuleSize -benchtime 1x ./policies/builtin/ | tee bench-footprint.txt
 	set -o pipefail; $(GO) run ./internal/wasmsize/cmd/wasmsize -top 20 policies/builtin/conformance.wasm policies/builtin/topology-aware.wasm policies/builtin/balloons.wasm | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'Load/(warm-cache|seed|interpreter|cold)/go' -benchtime 3x ./host/wasm/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/cold' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
 	set -o pipefail; $(GO) test -run '^$$' -bench 'AgentFootprint/warm' -benchtime 1x ./host/nri/ | tee -a bench-footprint.txt
+	set -o pipefail; $(GO) test -tags integration,footprint -count=1 -v -run '^TestAgentThousandContainersFigures$$' ./integration/agent/ | grep -E 'FIGURE|^(--- |ok|FAIL)' | tee -a bench-footprint.txt
 
 nri-plugins-deps: ## build nri-plugins' own topology-aware agent at a pinned commit for bench-nri-plugins (cached; NRI_PLUGINS_GIT: where to fetch it, default GitHub)
 	NRIWASM_INTEGRATION_BIN=$(INTEGRATION_BIN) bash .ci/nri-plugins-deps
@@ -160,11 +165,13 @@ lint: buf-lint buf-breaking ## gofmt, go vet (native and wasip1), staticcheck, g
 	$(GO) vet -tags integration,e2e ./integration/e2e/
 	$(GO) vet -tags integration,browser ./integration/browser/
 	$(GO) vet -tags integration,nriplugins ./integration/agent/
+	$(GO) vet -tags integration,footprint ./integration/agent/
 	$(WASM_ENV) $(GO) vet ./sdk/... ./policies/... ./internal/builtintest/ ./host/wasm/testdata/rawguest/ ./host/wasm/testdata/goinwasm/ ./host/abicheck/testdata/faulty/...
 	staticcheck ./...
 	staticcheck -tags integration ./integration/...
 	staticcheck -tags integration,browser ./integration/browser/
 	staticcheck -tags integration,nriplugins ./integration/agent/
+	staticcheck -tags integration,footprint ./integration/agent/
 	staticcheck -tags integration,e2e ./integration/e2e/
 
 buf-lint:

@@ -71,14 +71,52 @@ func (s Set) All() iter.Seq[uint32] {
 	}
 }
 
+// Changes yields the ids in exactly one of s and o, ascending: each id of o
+// not in s with true (it joins on the way from s to o), each id of s not in o
+// with false (it leaves). It walks both sets once without allocating, and
+// yields nothing at once when both share their ids in memory (a set compared
+// with itself). A caller that keeps counts for s adjusts them to o this way.
+func (s Set) Changes(o Set) iter.Seq2[uint32, bool] {
+	return func(yield func(uint32, bool) bool) {
+		a, b := s.ids, o.ids
+		if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+			return
+		}
+		i, j := 0, 0
+		for i < len(a) || j < len(b) {
+			switch {
+			case j == len(b) || i < len(a) && a[i] < b[j]:
+				if !yield(a[i], false) {
+					return
+				}
+				i++
+			case i == len(a) || b[j] < a[i]:
+				if !yield(b[j], true) {
+					return
+				}
+				j++
+			default:
+				i++
+				j++
+			}
+		}
+	}
+}
+
 // Contains tells whether id is in the set.
 func (s Set) Contains(id uint32) bool {
 	_, found := slices.BinarySearch(s.ids, id)
 	return found
 }
 
-// Equal tells whether both sets hold the same ids.
-func (s Set) Equal(o Set) bool { return slices.Equal(s.ids, o.ids) }
+// Equal tells whether both sets hold the same ids. Two sets sharing their
+// ids in memory (one assigned from the other) are equal without a comparison.
+func (s Set) Equal(o Set) bool {
+	if len(s.ids) != len(o.ids) {
+		return false
+	}
+	return len(s.ids) == 0 || &s.ids[0] == &o.ids[0] || slices.Equal(s.ids, o.ids)
+}
 
 // IsSubsetOf tells whether every id of s is in o.
 func (s Set) IsSubsetOf(o Set) bool {
@@ -137,6 +175,67 @@ func (s Set) Union(o Set) Set {
 	out = append(out, s.ids[i:]...)
 	out = append(out, o.ids[j:]...)
 	return Set{ids: out}
+}
+
+// Edit returns (s ∪ add) \ remove with one allocation, where Union then
+// Difference take two and New for each list two more. add and remove need
+// not be sorted or unique (sorted ones are not copied); an id in both is
+// removed. It finds each change by binary search and copies the runs of s
+// between changes whole, so a few changes to a large set cost the copy, not
+// a comparison per id. It returns s itself when nothing changes.
+func (s Set) Edit(add, remove []uint32) Set {
+	if !slices.IsSorted(add) {
+		add = slices.Sorted(slices.Values(add))
+	}
+	if !slices.IsSorted(remove) {
+		remove = slices.Sorted(slices.Values(remove))
+	}
+	var out []uint32
+	last := 0 // s.ids[:last] are decided
+	i, j := 0, 0
+	prev := int64(-1) // the change before
+	for i < len(add) || j < len(remove) {
+		var id uint32
+		adding := false
+		switch {
+		case j == len(remove) || i < len(add) && add[i] < remove[j]:
+			id, adding = add[i], true
+			i++
+		case i == len(add) || remove[j] < add[i]:
+			id = remove[j]
+			j++
+		default: // in both: removed
+			id = remove[j]
+			i++
+			j++
+		}
+		if int64(id) == prev {
+			continue // a repeat
+		}
+		prev = int64(id)
+		pos, found := slices.BinarySearch(s.ids[last:], id)
+		pos += last
+		if adding == found {
+			continue // there already, or not there to remove
+		}
+		if out == nil {
+			out = make([]uint32, 0, len(s.ids)+len(add))
+		}
+		out = append(out, s.ids[last:pos]...)
+		if adding {
+			out = append(out, id)
+			last = pos
+		} else {
+			last = pos + 1
+		}
+	}
+	switch {
+	case out == nil:
+		return s
+	case len(out)+len(s.ids)-last == 0:
+		return Set{}
+	}
+	return Set{ids: append(out, s.ids[last:]...)}
 }
 
 // Intersection returns the ids in both s and o.

@@ -137,3 +137,94 @@ func TestAll(t *testing.T) {
 		t.Errorf("the empty set yielded an id")
 	}
 }
+
+func TestChanges(t *testing.T) {
+	type change struct {
+		id     uint32
+		joined bool
+	}
+	for _, tc := range []struct {
+		from, to string
+		want     []change
+	}{
+		{"", "", nil},
+		{"0-3", "0-3", nil},
+		{"", "1,4", []change{{1, true}, {4, true}}},
+		{"1,4", "", []change{{1, false}, {4, false}}},
+		{"0-3", "0-2,5", []change{{3, false}, {5, true}}},
+		{"2,7-9", "0,7,10", []change{{0, true}, {2, false}, {8, false}, {9, false}, {10, true}}},
+	} {
+		var got []change
+		for id, joined := range cpuset.MustParse(tc.from).Changes(cpuset.MustParse(tc.to)) {
+			got = append(got, change{id, joined})
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q.Changes(%q) = %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+	s := cpuset.MustParse("0-9")
+	n := 0
+	for range s.Changes(s) {
+		n++
+	}
+	for range s.Changes(cpuset.MustParse("20-29")) {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Errorf("Changes of a set with itself and then to a disjoint one up to a break yielded %d ids, want 3", n)
+	}
+}
+
+func TestEdit(t *testing.T) {
+	for _, tc := range []struct {
+		s           string
+		add, remove []uint32
+		want        string
+	}{
+		{"", nil, nil, ""},
+		{"0-3", nil, nil, "0-3"},
+		{"0-3", []uint32{2}, []uint32{7}, "0-3"},
+		{"0-3", []uint32{3, 3}, nil, "0-3"},
+		{"5", []uint32{5, 5}, nil, "5"},
+		{"0-3", []uint32{9, 5}, []uint32{1}, "0,2-3,5,9"},
+		{"0-3", []uint32{4}, []uint32{4}, "0-3"},
+		{"0-3", nil, []uint32{3, 0, 1, 2}, ""},
+		{"", []uint32{8, 1, 8}, nil, "1,8"},
+		{"2,4", []uint32{3}, []uint32{2}, "3-4"},
+	} {
+		s := cpuset.MustParse(tc.s)
+		add, remove := slices.Clone(tc.add), slices.Clone(tc.remove)
+		got := s.Edit(add, remove)
+		if want := s.Union(cpuset.New(tc.add...)).Difference(cpuset.New(tc.remove...)); !got.Equal(want) || got.String() != tc.want {
+			t.Errorf("%q.Edit(%v, %v) = %q; want %q", tc.s, tc.add, tc.remove, got, tc.want)
+		}
+		if !slices.Equal(add, tc.add) || !slices.Equal(remove, tc.remove) {
+			t.Errorf("%q.Edit(%v, %v) changed its arguments to %v, %v", tc.s, tc.add, tc.remove, add, remove)
+		}
+	}
+	// Against Union then Difference on every subset pair of 0-5.
+	for sm := range 64 {
+		for am := range 64 {
+			for rm := range 64 {
+				// with repeats, unsorted: the bits of the mask and of its half
+				s, add, remove := cpuset.New(bits(sm)...), append(bits(am), bits(am>>3)...), append(bits(rm), bits(rm>>3)...)
+				if got, want := s.Edit(add, remove), s.Union(cpuset.New(add...)).Difference(cpuset.New(remove...)); !got.Equal(want) {
+					t.Fatalf("%q.Edit(%v, %v) = %q; want %q", s, add, remove, got, want)
+				}
+			}
+		}
+	}
+}
+
+// bits are the ids of mask's set bits.
+func bits(mask int) []uint32 {
+	var ids []uint32
+	for i := range 6 {
+		if mask&(1<<i) != 0 {
+			ids = append(ids, uint32(i))
+		}
+	}
+	return ids
+}

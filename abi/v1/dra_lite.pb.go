@@ -7,7 +7,6 @@
 package v1
 
 import (
-	fmt "fmt"
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	maps "maps"
@@ -3119,9 +3118,26 @@ func (m *DeviceAttribute) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
-	if vtmsg, ok := m.Value.(interface {
-		MarshalToSizedBufferVT([]byte) (int, error)
-	}); ok {
+	switch vtmsg := m.Value.(type) {
+	case *DeviceAttribute_BoolValue:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *DeviceAttribute_IntValue:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *DeviceAttribute_StringValue:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *DeviceAttribute_VersionValue:
 		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
@@ -4601,7 +4617,14 @@ func (m *DeviceAttribute) SizeVT() (n int) {
 	}
 	var l int
 	_ = l
-	if vtmsg, ok := m.Value.(interface{ SizeVT() int }); ok {
+	switch vtmsg := m.Value.(type) {
+	case *DeviceAttribute_BoolValue:
+		n += vtmsg.SizeVT()
+	case *DeviceAttribute_IntValue:
+		n += vtmsg.SizeVT()
+	case *DeviceAttribute_StringValue:
+		n += vtmsg.SizeVT()
+	case *DeviceAttribute_VersionValue:
 		n += vtmsg.SizeVT()
 	}
 	n += len(m.unknownFields)
@@ -5200,10 +5223,10 @@ func (m *DevicesRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DevicesRequest: wiretype end group for non-group")
+			return errEndGroup("DevicesRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DevicesRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DevicesRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		default:
@@ -5242,15 +5265,15 @@ func (m *DevicesResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DevicesResponse: wiretype end group for non-group")
+			return errEndGroup("DevicesResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DevicesResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DevicesResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5276,7 +5299,7 @@ func (m *DevicesResponse) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SharedCounters", wireType)
+				return errWrongWireType("SharedCounters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5336,15 +5359,15 @@ func (m *Device) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Device: wiretype end group for non-group")
+			return errEndGroup("Device")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Device: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Device", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5366,7 +5389,7 @@ func (m *Device) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Attributes", wireType)
+				return errWrongWireType("Attributes", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5459,7 +5482,7 @@ func (m *Device) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Capacities", wireType)
+				return errWrongWireType("Capacities", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5552,7 +5575,7 @@ func (m *Device) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ConsumesCounters", wireType)
+				return errWrongWireType("ConsumesCounters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5578,7 +5601,7 @@ func (m *Device) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Taints", wireType)
+				return errWrongWireType("Taints", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5604,7 +5627,7 @@ func (m *Device) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AllowMultipleAllocations", wireType)
+				return errWrongWireType("AllowMultipleAllocations", wireType)
 			}
 			var v int
 			var _v uint64
@@ -5650,15 +5673,15 @@ func (m *DeviceAttribute) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceAttribute: wiretype end group for non-group")
+			return errEndGroup("DeviceAttribute")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceAttribute: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceAttribute", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field IntValue", wireType)
+				return errWrongWireType("IntValue", wireType)
 			}
 			var v int64
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -5668,7 +5691,7 @@ func (m *DeviceAttribute) UnmarshalVT(dAtA []byte) error {
 			m.Value = &DeviceAttribute_IntValue{IntValue: v}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BoolValue", wireType)
+				return errWrongWireType("BoolValue", wireType)
 			}
 			var v int
 			var _v uint64
@@ -5681,7 +5704,7 @@ func (m *DeviceAttribute) UnmarshalVT(dAtA []byte) error {
 			m.Value = &DeviceAttribute_BoolValue{BoolValue: b}
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StringValue", wireType)
+				return errWrongWireType("StringValue", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5703,7 +5726,7 @@ func (m *DeviceAttribute) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field VersionValue", wireType)
+				return errWrongWireType("VersionValue", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5759,15 +5782,15 @@ func (m *DeviceCapacity) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceCapacity: wiretype end group for non-group")
+			return errEndGroup("DeviceCapacity")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceCapacity: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceCapacity", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Value", wireType)
+				return errWrongWireType("Value", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5789,7 +5812,7 @@ func (m *DeviceCapacity) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RequestPolicy", wireType)
+				return errWrongWireType("RequestPolicy", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5851,15 +5874,15 @@ func (m *CapacityRequestPolicy) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CapacityRequestPolicy: wiretype end group for non-group")
+			return errEndGroup("CapacityRequestPolicy")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CapacityRequestPolicy: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CapacityRequestPolicy", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Default", wireType)
+				return errWrongWireType("Default", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5881,7 +5904,7 @@ func (m *CapacityRequestPolicy) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ValidValues", wireType)
+				return errWrongWireType("ValidValues", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5903,7 +5926,7 @@ func (m *CapacityRequestPolicy) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ValidRange", wireType)
+				return errWrongWireType("ValidRange", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5965,15 +5988,15 @@ func (m *CapacityRequestPolicyRange) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CapacityRequestPolicyRange: wiretype end group for non-group")
+			return errEndGroup("CapacityRequestPolicyRange")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CapacityRequestPolicyRange: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CapacityRequestPolicyRange", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Min", wireType)
+				return errWrongWireType("Min", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5995,7 +6018,7 @@ func (m *CapacityRequestPolicyRange) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Max", wireType)
+				return errWrongWireType("Max", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6017,7 +6040,7 @@ func (m *CapacityRequestPolicyRange) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Step", wireType)
+				return errWrongWireType("Step", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6073,15 +6096,15 @@ func (m *CounterSet) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CounterSet: wiretype end group for non-group")
+			return errEndGroup("CounterSet")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CounterSet: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CounterSet", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6103,7 +6126,7 @@ func (m *CounterSet) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Counters", wireType)
+				return errWrongWireType("Counters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6226,15 +6249,15 @@ func (m *DeviceCounterConsumption) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceCounterConsumption: wiretype end group for non-group")
+			return errEndGroup("DeviceCounterConsumption")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceCounterConsumption: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceCounterConsumption", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CounterSet", wireType)
+				return errWrongWireType("CounterSet", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6256,7 +6279,7 @@ func (m *DeviceCounterConsumption) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Counters", wireType)
+				return errWrongWireType("Counters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6379,15 +6402,15 @@ func (m *DeviceTaint) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceTaint: wiretype end group for non-group")
+			return errEndGroup("DeviceTaint")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceTaint: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceTaint", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Key", wireType)
+				return errWrongWireType("Key", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6409,7 +6432,7 @@ func (m *DeviceTaint) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Value", wireType)
+				return errWrongWireType("Value", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6431,7 +6454,7 @@ func (m *DeviceTaint) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Effect", wireType)
+				return errWrongWireType("Effect", wireType)
 			}
 			m.Effect = 0
 			var _v uint64
@@ -6476,15 +6499,15 @@ func (m *Claim) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Claim: wiretype end group for non-group")
+			return errEndGroup("Claim")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Claim: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Claim", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Uid", wireType)
+				return errWrongWireType("Uid", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6506,7 +6529,7 @@ func (m *Claim) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Namespace", wireType)
+				return errWrongWireType("Namespace", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6528,7 +6551,7 @@ func (m *Claim) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6550,7 +6573,7 @@ func (m *Claim) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Results", wireType)
+				return errWrongWireType("Results", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6576,7 +6599,7 @@ func (m *Claim) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Config", wireType)
+				return errWrongWireType("Config", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6636,15 +6659,15 @@ func (m *DeviceAllocation) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceAllocation: wiretype end group for non-group")
+			return errEndGroup("DeviceAllocation")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceAllocation: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceAllocation", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Request", wireType)
+				return errWrongWireType("Request", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6666,7 +6689,7 @@ func (m *DeviceAllocation) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pool", wireType)
+				return errWrongWireType("Pool", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6688,7 +6711,7 @@ func (m *DeviceAllocation) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Device", wireType)
+				return errWrongWireType("Device", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6710,7 +6733,7 @@ func (m *DeviceAllocation) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ConsumedCapacity", wireType)
+				return errWrongWireType("ConsumedCapacity", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6799,7 +6822,7 @@ func (m *DeviceAllocation) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ShareId", wireType)
+				return errWrongWireType("ShareId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6821,7 +6844,7 @@ func (m *DeviceAllocation) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AdminAccess", wireType)
+				return errWrongWireType("AdminAccess", wireType)
 			}
 			var v int
 			var _v uint64
@@ -6867,15 +6890,15 @@ func (m *DeviceConfig) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceConfig: wiretype end group for non-group")
+			return errEndGroup("DeviceConfig")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceConfig: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceConfig", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Requests", wireType)
+				return errWrongWireType("Requests", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6897,7 +6920,7 @@ func (m *DeviceConfig) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Source", wireType)
+				return errWrongWireType("Source", wireType)
 			}
 			m.Source = 0
 			var _v uint64
@@ -6908,7 +6931,7 @@ func (m *DeviceConfig) UnmarshalVT(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Parameters", wireType)
+				return errWrongWireType("Parameters", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -6968,15 +6991,15 @@ func (m *AllocateRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: AllocateRequest: wiretype end group for non-group")
+			return errEndGroup("AllocateRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: AllocateRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("AllocateRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claim", wireType)
+				return errWrongWireType("Claim", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7038,15 +7061,15 @@ func (m *AllocateResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: AllocateResponse: wiretype end group for non-group")
+			return errEndGroup("AllocateResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: AllocateResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("AllocateResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7072,7 +7095,7 @@ func (m *AllocateResponse) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7132,15 +7155,15 @@ func (m *PreparedDevice) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PreparedDevice: wiretype end group for non-group")
+			return errEndGroup("PreparedDevice")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PreparedDevice: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PreparedDevice", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Request", wireType)
+				return errWrongWireType("Request", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7162,7 +7185,7 @@ func (m *PreparedDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pool", wireType)
+				return errWrongWireType("Pool", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7184,7 +7207,7 @@ func (m *PreparedDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Device", wireType)
+				return errWrongWireType("Device", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7206,7 +7229,7 @@ func (m *PreparedDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ShareId", wireType)
+				return errWrongWireType("ShareId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7228,7 +7251,7 @@ func (m *PreparedDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerEdits", wireType)
+				return errWrongWireType("ContainerEdits", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7256,7 +7279,7 @@ func (m *PreparedDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Status", wireType)
+				return errWrongWireType("Status", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7318,15 +7341,15 @@ func (m *CDIContainerEdits) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIContainerEdits: wiretype end group for non-group")
+			return errEndGroup("CDIContainerEdits")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIContainerEdits: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIContainerEdits", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7348,7 +7371,7 @@ func (m *CDIContainerEdits) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DeviceNodes", wireType)
+				return errWrongWireType("DeviceNodes", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7374,7 +7397,7 @@ func (m *CDIContainerEdits) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mounts", wireType)
+				return errWrongWireType("Mounts", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7400,7 +7423,7 @@ func (m *CDIContainerEdits) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Hooks", wireType)
+				return errWrongWireType("Hooks", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7470,7 +7493,7 @@ func (m *CDIContainerEdits) UnmarshalVT(dAtA []byte) error {
 					m.AdditionalGids = append(m.AdditionalGids, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field AdditionalGids", wireType)
+				return errWrongWireType("AdditionalGids", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -7508,15 +7531,15 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIDeviceNode: wiretype end group for non-group")
+			return errEndGroup("CDIDeviceNode")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIDeviceNode: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIDeviceNode", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Path", wireType)
+				return errWrongWireType("Path", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7538,7 +7561,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostPath", wireType)
+				return errWrongWireType("HostPath", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7560,7 +7583,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7582,7 +7605,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Major", wireType)
+				return errWrongWireType("Major", wireType)
 			}
 			m.Major = 0
 			m.Major, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -7591,7 +7614,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Minor", wireType)
+				return errWrongWireType("Minor", wireType)
 			}
 			m.Minor = 0
 			m.Minor, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -7600,7 +7623,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field FileMode", wireType)
+				return errWrongWireType("FileMode", wireType)
 			}
 			m.FileMode = 0
 			m.FileMode, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -7609,7 +7632,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			}
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Permissions", wireType)
+				return errWrongWireType("Permissions", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7631,7 +7654,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Uid", wireType)
+				return errWrongWireType("Uid", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -7641,7 +7664,7 @@ func (m *CDIDeviceNode) UnmarshalVT(dAtA []byte) error {
 			m.Uid = &v
 		case 9:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Gid", wireType)
+				return errWrongWireType("Gid", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -7685,15 +7708,15 @@ func (m *CDIMount) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIMount: wiretype end group for non-group")
+			return errEndGroup("CDIMount")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIMount: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIMount", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostPath", wireType)
+				return errWrongWireType("HostPath", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7715,7 +7738,7 @@ func (m *CDIMount) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerPath", wireType)
+				return errWrongWireType("ContainerPath", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7737,7 +7760,7 @@ func (m *CDIMount) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Options", wireType)
+				return errWrongWireType("Options", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7759,7 +7782,7 @@ func (m *CDIMount) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7815,15 +7838,15 @@ func (m *CDIHook) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIHook: wiretype end group for non-group")
+			return errEndGroup("CDIHook")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIHook: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIHook", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HookName", wireType)
+				return errWrongWireType("HookName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7845,7 +7868,7 @@ func (m *CDIHook) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Path", wireType)
+				return errWrongWireType("Path", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7867,7 +7890,7 @@ func (m *CDIHook) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Args", wireType)
+				return errWrongWireType("Args", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7889,7 +7912,7 @@ func (m *CDIHook) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7911,7 +7934,7 @@ func (m *CDIHook) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Timeout", wireType)
+				return errWrongWireType("Timeout", wireType)
 			}
 			var v int32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintInt32(dAtA, iNdEx)
@@ -7955,15 +7978,15 @@ func (m *DeviceStatus) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceStatus: wiretype end group for non-group")
+			return errEndGroup("DeviceStatus")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceStatus: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceStatus", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Conditions", wireType)
+				return errWrongWireType("Conditions", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7989,7 +8012,7 @@ func (m *DeviceStatus) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Data", wireType)
+				return errWrongWireType("Data", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -8015,7 +8038,7 @@ func (m *DeviceStatus) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NetworkData", wireType)
+				return errWrongWireType("NetworkData", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8077,15 +8100,15 @@ func (m *Condition) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Condition: wiretype end group for non-group")
+			return errEndGroup("Condition")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Condition: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Condition", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8107,7 +8130,7 @@ func (m *Condition) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Status", wireType)
+				return errWrongWireType("Status", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8129,7 +8152,7 @@ func (m *Condition) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Reason", wireType)
+				return errWrongWireType("Reason", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8151,7 +8174,7 @@ func (m *Condition) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Message", wireType)
+				return errWrongWireType("Message", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8207,15 +8230,15 @@ func (m *NetworkDeviceData) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NetworkDeviceData: wiretype end group for non-group")
+			return errEndGroup("NetworkDeviceData")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NetworkDeviceData: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NetworkDeviceData", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field InterfaceName", wireType)
+				return errWrongWireType("InterfaceName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8237,7 +8260,7 @@ func (m *NetworkDeviceData) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Ips", wireType)
+				return errWrongWireType("Ips", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8259,7 +8282,7 @@ func (m *NetworkDeviceData) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HardwareAddress", wireType)
+				return errWrongWireType("HardwareAddress", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8315,15 +8338,15 @@ func (m *ReleaseRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReleaseRequest: wiretype end group for non-group")
+			return errEndGroup("ReleaseRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReleaseRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReleaseRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claim", wireType)
+				return errWrongWireType("Claim", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8385,15 +8408,15 @@ func (m *ReleaseResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReleaseResponse: wiretype end group for non-group")
+			return errEndGroup("ReleaseResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReleaseResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReleaseResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8453,10 +8476,10 @@ func (m *DevicesRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DevicesRequest: wiretype end group for non-group")
+			return errEndGroup("DevicesRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DevicesRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DevicesRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		default:
@@ -8495,15 +8518,15 @@ func (m *DevicesResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DevicesResponse: wiretype end group for non-group")
+			return errEndGroup("DevicesResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DevicesResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DevicesResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8529,7 +8552,7 @@ func (m *DevicesResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SharedCounters", wireType)
+				return errWrongWireType("SharedCounters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8589,15 +8612,15 @@ func (m *Device) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Device: wiretype end group for non-group")
+			return errEndGroup("Device")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Device: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Device", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8623,7 +8646,7 @@ func (m *Device) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Attributes", wireType)
+				return errWrongWireType("Attributes", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8720,7 +8743,7 @@ func (m *Device) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Capacities", wireType)
+				return errWrongWireType("Capacities", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8817,7 +8840,7 @@ func (m *Device) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ConsumesCounters", wireType)
+				return errWrongWireType("ConsumesCounters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8843,7 +8866,7 @@ func (m *Device) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Taints", wireType)
+				return errWrongWireType("Taints", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -8869,7 +8892,7 @@ func (m *Device) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AllowMultipleAllocations", wireType)
+				return errWrongWireType("AllowMultipleAllocations", wireType)
 			}
 			var v int
 			var _v uint64
@@ -8915,15 +8938,15 @@ func (m *DeviceAttribute) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceAttribute: wiretype end group for non-group")
+			return errEndGroup("DeviceAttribute")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceAttribute: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceAttribute", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field IntValue", wireType)
+				return errWrongWireType("IntValue", wireType)
 			}
 			var v int64
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -8933,7 +8956,7 @@ func (m *DeviceAttribute) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.Value = &DeviceAttribute_IntValue{IntValue: v}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BoolValue", wireType)
+				return errWrongWireType("BoolValue", wireType)
 			}
 			var v int
 			var _v uint64
@@ -8946,7 +8969,7 @@ func (m *DeviceAttribute) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.Value = &DeviceAttribute_BoolValue{BoolValue: b}
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StringValue", wireType)
+				return errWrongWireType("StringValue", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -8972,7 +8995,7 @@ func (m *DeviceAttribute) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field VersionValue", wireType)
+				return errWrongWireType("VersionValue", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9032,15 +9055,15 @@ func (m *DeviceCapacity) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceCapacity: wiretype end group for non-group")
+			return errEndGroup("DeviceCapacity")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceCapacity: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceCapacity", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Value", wireType)
+				return errWrongWireType("Value", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9066,7 +9089,7 @@ func (m *DeviceCapacity) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RequestPolicy", wireType)
+				return errWrongWireType("RequestPolicy", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -9128,15 +9151,15 @@ func (m *CapacityRequestPolicy) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CapacityRequestPolicy: wiretype end group for non-group")
+			return errEndGroup("CapacityRequestPolicy")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CapacityRequestPolicy: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CapacityRequestPolicy", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Default", wireType)
+				return errWrongWireType("Default", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9162,7 +9185,7 @@ func (m *CapacityRequestPolicy) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ValidValues", wireType)
+				return errWrongWireType("ValidValues", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9188,7 +9211,7 @@ func (m *CapacityRequestPolicy) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ValidRange", wireType)
+				return errWrongWireType("ValidRange", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -9250,15 +9273,15 @@ func (m *CapacityRequestPolicyRange) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CapacityRequestPolicyRange: wiretype end group for non-group")
+			return errEndGroup("CapacityRequestPolicyRange")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CapacityRequestPolicyRange: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CapacityRequestPolicyRange", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Min", wireType)
+				return errWrongWireType("Min", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9284,7 +9307,7 @@ func (m *CapacityRequestPolicyRange) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Max", wireType)
+				return errWrongWireType("Max", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9310,7 +9333,7 @@ func (m *CapacityRequestPolicyRange) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Step", wireType)
+				return errWrongWireType("Step", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9370,15 +9393,15 @@ func (m *CounterSet) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CounterSet: wiretype end group for non-group")
+			return errEndGroup("CounterSet")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CounterSet: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CounterSet", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9404,7 +9427,7 @@ func (m *CounterSet) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Counters", wireType)
+				return errWrongWireType("Counters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -9535,15 +9558,15 @@ func (m *DeviceCounterConsumption) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceCounterConsumption: wiretype end group for non-group")
+			return errEndGroup("DeviceCounterConsumption")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceCounterConsumption: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceCounterConsumption", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CounterSet", wireType)
+				return errWrongWireType("CounterSet", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9569,7 +9592,7 @@ func (m *DeviceCounterConsumption) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Counters", wireType)
+				return errWrongWireType("Counters", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -9700,15 +9723,15 @@ func (m *DeviceTaint) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceTaint: wiretype end group for non-group")
+			return errEndGroup("DeviceTaint")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceTaint: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceTaint", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Key", wireType)
+				return errWrongWireType("Key", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9734,7 +9757,7 @@ func (m *DeviceTaint) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Value", wireType)
+				return errWrongWireType("Value", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9760,7 +9783,7 @@ func (m *DeviceTaint) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Effect", wireType)
+				return errWrongWireType("Effect", wireType)
 			}
 			m.Effect = 0
 			var _v uint64
@@ -9805,15 +9828,15 @@ func (m *Claim) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Claim: wiretype end group for non-group")
+			return errEndGroup("Claim")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Claim: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Claim", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Uid", wireType)
+				return errWrongWireType("Uid", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9839,7 +9862,7 @@ func (m *Claim) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Namespace", wireType)
+				return errWrongWireType("Namespace", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9865,7 +9888,7 @@ func (m *Claim) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -9891,7 +9914,7 @@ func (m *Claim) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Results", wireType)
+				return errWrongWireType("Results", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -9917,7 +9940,7 @@ func (m *Claim) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Config", wireType)
+				return errWrongWireType("Config", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -9977,15 +10000,15 @@ func (m *DeviceAllocation) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceAllocation: wiretype end group for non-group")
+			return errEndGroup("DeviceAllocation")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceAllocation: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceAllocation", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Request", wireType)
+				return errWrongWireType("Request", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10011,7 +10034,7 @@ func (m *DeviceAllocation) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pool", wireType)
+				return errWrongWireType("Pool", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10037,7 +10060,7 @@ func (m *DeviceAllocation) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Device", wireType)
+				return errWrongWireType("Device", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10063,7 +10086,7 @@ func (m *DeviceAllocation) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ConsumedCapacity", wireType)
+				return errWrongWireType("ConsumedCapacity", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10160,7 +10183,7 @@ func (m *DeviceAllocation) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ShareId", wireType)
+				return errWrongWireType("ShareId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10186,7 +10209,7 @@ func (m *DeviceAllocation) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AdminAccess", wireType)
+				return errWrongWireType("AdminAccess", wireType)
 			}
 			var v int
 			var _v uint64
@@ -10232,15 +10255,15 @@ func (m *DeviceConfig) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceConfig: wiretype end group for non-group")
+			return errEndGroup("DeviceConfig")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceConfig: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceConfig", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Requests", wireType)
+				return errWrongWireType("Requests", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10266,7 +10289,7 @@ func (m *DeviceConfig) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Source", wireType)
+				return errWrongWireType("Source", wireType)
 			}
 			m.Source = 0
 			var _v uint64
@@ -10277,7 +10300,7 @@ func (m *DeviceConfig) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Parameters", wireType)
+				return errWrongWireType("Parameters", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -10334,15 +10357,15 @@ func (m *AllocateRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: AllocateRequest: wiretype end group for non-group")
+			return errEndGroup("AllocateRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: AllocateRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("AllocateRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claim", wireType)
+				return errWrongWireType("Claim", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10404,15 +10427,15 @@ func (m *AllocateResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: AllocateResponse: wiretype end group for non-group")
+			return errEndGroup("AllocateResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: AllocateResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("AllocateResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10438,7 +10461,7 @@ func (m *AllocateResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10498,15 +10521,15 @@ func (m *PreparedDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PreparedDevice: wiretype end group for non-group")
+			return errEndGroup("PreparedDevice")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PreparedDevice: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PreparedDevice", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Request", wireType)
+				return errWrongWireType("Request", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10532,7 +10555,7 @@ func (m *PreparedDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pool", wireType)
+				return errWrongWireType("Pool", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10558,7 +10581,7 @@ func (m *PreparedDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Device", wireType)
+				return errWrongWireType("Device", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10584,7 +10607,7 @@ func (m *PreparedDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ShareId", wireType)
+				return errWrongWireType("ShareId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10610,7 +10633,7 @@ func (m *PreparedDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerEdits", wireType)
+				return errWrongWireType("ContainerEdits", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10638,7 +10661,7 @@ func (m *PreparedDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Status", wireType)
+				return errWrongWireType("Status", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10700,15 +10723,15 @@ func (m *CDIContainerEdits) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIContainerEdits: wiretype end group for non-group")
+			return errEndGroup("CDIContainerEdits")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIContainerEdits: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIContainerEdits", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10734,7 +10757,7 @@ func (m *CDIContainerEdits) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DeviceNodes", wireType)
+				return errWrongWireType("DeviceNodes", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10760,7 +10783,7 @@ func (m *CDIContainerEdits) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mounts", wireType)
+				return errWrongWireType("Mounts", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10786,7 +10809,7 @@ func (m *CDIContainerEdits) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Hooks", wireType)
+				return errWrongWireType("Hooks", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -10856,7 +10879,7 @@ func (m *CDIContainerEdits) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.AdditionalGids = append(m.AdditionalGids, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field AdditionalGids", wireType)
+				return errWrongWireType("AdditionalGids", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -10894,15 +10917,15 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIDeviceNode: wiretype end group for non-group")
+			return errEndGroup("CDIDeviceNode")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIDeviceNode: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIDeviceNode", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Path", wireType)
+				return errWrongWireType("Path", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10928,7 +10951,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostPath", wireType)
+				return errWrongWireType("HostPath", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10954,7 +10977,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -10980,7 +11003,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Major", wireType)
+				return errWrongWireType("Major", wireType)
 			}
 			m.Major = 0
 			m.Major, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -10989,7 +11012,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Minor", wireType)
+				return errWrongWireType("Minor", wireType)
 			}
 			m.Minor = 0
 			m.Minor, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -10998,7 +11021,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field FileMode", wireType)
+				return errWrongWireType("FileMode", wireType)
 			}
 			m.FileMode = 0
 			m.FileMode, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -11007,7 +11030,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Permissions", wireType)
+				return errWrongWireType("Permissions", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11033,7 +11056,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Uid", wireType)
+				return errWrongWireType("Uid", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -11043,7 +11066,7 @@ func (m *CDIDeviceNode) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.Uid = &v
 		case 9:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Gid", wireType)
+				return errWrongWireType("Gid", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -11087,15 +11110,15 @@ func (m *CDIMount) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIMount: wiretype end group for non-group")
+			return errEndGroup("CDIMount")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIMount: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIMount", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostPath", wireType)
+				return errWrongWireType("HostPath", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11121,7 +11144,7 @@ func (m *CDIMount) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerPath", wireType)
+				return errWrongWireType("ContainerPath", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11147,7 +11170,7 @@ func (m *CDIMount) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Options", wireType)
+				return errWrongWireType("Options", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11173,7 +11196,7 @@ func (m *CDIMount) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11233,15 +11256,15 @@ func (m *CDIHook) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CDIHook: wiretype end group for non-group")
+			return errEndGroup("CDIHook")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CDIHook: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CDIHook", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HookName", wireType)
+				return errWrongWireType("HookName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11267,7 +11290,7 @@ func (m *CDIHook) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Path", wireType)
+				return errWrongWireType("Path", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11293,7 +11316,7 @@ func (m *CDIHook) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Args", wireType)
+				return errWrongWireType("Args", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11319,7 +11342,7 @@ func (m *CDIHook) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11345,7 +11368,7 @@ func (m *CDIHook) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Timeout", wireType)
+				return errWrongWireType("Timeout", wireType)
 			}
 			var v int32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintInt32(dAtA, iNdEx)
@@ -11389,15 +11412,15 @@ func (m *DeviceStatus) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DeviceStatus: wiretype end group for non-group")
+			return errEndGroup("DeviceStatus")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DeviceStatus: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DeviceStatus", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Conditions", wireType)
+				return errWrongWireType("Conditions", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -11423,7 +11446,7 @@ func (m *DeviceStatus) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Data", wireType)
+				return errWrongWireType("Data", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -11446,7 +11469,7 @@ func (m *DeviceStatus) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NetworkData", wireType)
+				return errWrongWireType("NetworkData", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -11508,15 +11531,15 @@ func (m *Condition) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Condition: wiretype end group for non-group")
+			return errEndGroup("Condition")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Condition: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Condition", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11542,7 +11565,7 @@ func (m *Condition) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Status", wireType)
+				return errWrongWireType("Status", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11568,7 +11591,7 @@ func (m *Condition) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Reason", wireType)
+				return errWrongWireType("Reason", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11594,7 +11617,7 @@ func (m *Condition) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Message", wireType)
+				return errWrongWireType("Message", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11654,15 +11677,15 @@ func (m *NetworkDeviceData) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NetworkDeviceData: wiretype end group for non-group")
+			return errEndGroup("NetworkDeviceData")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NetworkDeviceData: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NetworkDeviceData", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field InterfaceName", wireType)
+				return errWrongWireType("InterfaceName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11688,7 +11711,7 @@ func (m *NetworkDeviceData) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Ips", wireType)
+				return errWrongWireType("Ips", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11714,7 +11737,7 @@ func (m *NetworkDeviceData) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HardwareAddress", wireType)
+				return errWrongWireType("HardwareAddress", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -11774,15 +11797,15 @@ func (m *ReleaseRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReleaseRequest: wiretype end group for non-group")
+			return errEndGroup("ReleaseRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReleaseRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReleaseRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claim", wireType)
+				return errWrongWireType("Claim", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -11844,15 +11867,15 @@ func (m *ReleaseResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReleaseResponse: wiretype end group for non-group")
+			return errEndGroup("ReleaseResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReleaseResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReleaseResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64

@@ -7,7 +7,6 @@
 package v1
 
 import (
-	fmt "fmt"
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	slices "slices"
@@ -2206,15 +2205,15 @@ func (m *SynchronizeRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: SynchronizeRequest: wiretype end group for non-group")
+			return errEndGroup("SynchronizeRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: SynchronizeRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("SynchronizeRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pods", wireType)
+				return errWrongWireType("Pods", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2240,7 +2239,7 @@ func (m *SynchronizeRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Containers", wireType)
+				return errWrongWireType("Containers", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2300,15 +2299,15 @@ func (m *SynchronizeResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: SynchronizeResponse: wiretype end group for non-group")
+			return errEndGroup("SynchronizeResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: SynchronizeResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("SynchronizeResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2368,15 +2367,15 @@ func (m *RunPodSandboxRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RunPodSandboxRequest: wiretype end group for non-group")
+			return errEndGroup("RunPodSandboxRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RunPodSandboxRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RunPodSandboxRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2438,15 +2437,15 @@ func (m *RunPodSandboxResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RunPodSandboxResponse: wiretype end group for non-group")
+			return errEndGroup("RunPodSandboxResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RunPodSandboxResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RunPodSandboxResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2506,15 +2505,15 @@ func (m *CreateContainerRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CreateContainerRequest: wiretype end group for non-group")
+			return errEndGroup("CreateContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CreateContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CreateContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2542,7 +2541,7 @@ func (m *CreateContainerRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2604,15 +2603,15 @@ func (m *CreateContainerResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CreateContainerResponse: wiretype end group for non-group")
+			return errEndGroup("CreateContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CreateContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CreateContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Adjustment", wireType)
+				return errWrongWireType("Adjustment", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2640,7 +2639,7 @@ func (m *CreateContainerResponse) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2700,15 +2699,15 @@ func (m *UpdateContainerRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: UpdateContainerRequest: wiretype end group for non-group")
+			return errEndGroup("UpdateContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: UpdateContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("UpdateContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2736,7 +2735,7 @@ func (m *UpdateContainerRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2764,7 +2763,7 @@ func (m *UpdateContainerRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Resources", wireType)
+				return errWrongWireType("Resources", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2826,15 +2825,15 @@ func (m *UpdateContainerResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: UpdateContainerResponse: wiretype end group for non-group")
+			return errEndGroup("UpdateContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: UpdateContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("UpdateContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2894,15 +2893,15 @@ func (m *StopContainerRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopContainerRequest: wiretype end group for non-group")
+			return errEndGroup("StopContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2930,7 +2929,7 @@ func (m *StopContainerRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2992,15 +2991,15 @@ func (m *StopContainerResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopContainerResponse: wiretype end group for non-group")
+			return errEndGroup("StopContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3060,15 +3059,15 @@ func (m *RemoveContainerRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemoveContainerRequest: wiretype end group for non-group")
+			return errEndGroup("RemoveContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemoveContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemoveContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3096,7 +3095,7 @@ func (m *RemoveContainerRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3158,15 +3157,15 @@ func (m *RemoveContainerResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemoveContainerResponse: wiretype end group for non-group")
+			return errEndGroup("RemoveContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemoveContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemoveContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3226,15 +3225,15 @@ func (m *StopPodSandboxRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopPodSandboxRequest: wiretype end group for non-group")
+			return errEndGroup("StopPodSandboxRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopPodSandboxRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopPodSandboxRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3296,15 +3295,15 @@ func (m *StopPodSandboxResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopPodSandboxResponse: wiretype end group for non-group")
+			return errEndGroup("StopPodSandboxResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopPodSandboxResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopPodSandboxResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3364,15 +3363,15 @@ func (m *RemovePodSandboxRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemovePodSandboxRequest: wiretype end group for non-group")
+			return errEndGroup("RemovePodSandboxRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemovePodSandboxRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemovePodSandboxRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3434,15 +3433,15 @@ func (m *RemovePodSandboxResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemovePodSandboxResponse: wiretype end group for non-group")
+			return errEndGroup("RemovePodSandboxResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemovePodSandboxResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemovePodSandboxResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3502,15 +3501,15 @@ func (m *SynchronizeRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: SynchronizeRequest: wiretype end group for non-group")
+			return errEndGroup("SynchronizeRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: SynchronizeRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("SynchronizeRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pods", wireType)
+				return errWrongWireType("Pods", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3536,7 +3535,7 @@ func (m *SynchronizeRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Containers", wireType)
+				return errWrongWireType("Containers", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3596,15 +3595,15 @@ func (m *SynchronizeResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: SynchronizeResponse: wiretype end group for non-group")
+			return errEndGroup("SynchronizeResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: SynchronizeResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("SynchronizeResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3664,15 +3663,15 @@ func (m *RunPodSandboxRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RunPodSandboxRequest: wiretype end group for non-group")
+			return errEndGroup("RunPodSandboxRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RunPodSandboxRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RunPodSandboxRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3734,15 +3733,15 @@ func (m *RunPodSandboxResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RunPodSandboxResponse: wiretype end group for non-group")
+			return errEndGroup("RunPodSandboxResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RunPodSandboxResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RunPodSandboxResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3802,15 +3801,15 @@ func (m *CreateContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CreateContainerRequest: wiretype end group for non-group")
+			return errEndGroup("CreateContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CreateContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CreateContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3838,7 +3837,7 @@ func (m *CreateContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3900,15 +3899,15 @@ func (m *CreateContainerResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CreateContainerResponse: wiretype end group for non-group")
+			return errEndGroup("CreateContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CreateContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CreateContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Adjustment", wireType)
+				return errWrongWireType("Adjustment", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3936,7 +3935,7 @@ func (m *CreateContainerResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3996,15 +3995,15 @@ func (m *UpdateContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: UpdateContainerRequest: wiretype end group for non-group")
+			return errEndGroup("UpdateContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: UpdateContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("UpdateContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4032,7 +4031,7 @@ func (m *UpdateContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4060,7 +4059,7 @@ func (m *UpdateContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Resources", wireType)
+				return errWrongWireType("Resources", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4122,15 +4121,15 @@ func (m *UpdateContainerResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: UpdateContainerResponse: wiretype end group for non-group")
+			return errEndGroup("UpdateContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: UpdateContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("UpdateContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4190,15 +4189,15 @@ func (m *StopContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopContainerRequest: wiretype end group for non-group")
+			return errEndGroup("StopContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4226,7 +4225,7 @@ func (m *StopContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4288,15 +4287,15 @@ func (m *StopContainerResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopContainerResponse: wiretype end group for non-group")
+			return errEndGroup("StopContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4356,15 +4355,15 @@ func (m *RemoveContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemoveContainerRequest: wiretype end group for non-group")
+			return errEndGroup("RemoveContainerRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemoveContainerRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemoveContainerRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4392,7 +4391,7 @@ func (m *RemoveContainerRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Container", wireType)
+				return errWrongWireType("Container", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4454,15 +4453,15 @@ func (m *RemoveContainerResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemoveContainerResponse: wiretype end group for non-group")
+			return errEndGroup("RemoveContainerResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemoveContainerResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemoveContainerResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4522,15 +4521,15 @@ func (m *StopPodSandboxRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopPodSandboxRequest: wiretype end group for non-group")
+			return errEndGroup("StopPodSandboxRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopPodSandboxRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopPodSandboxRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4592,15 +4591,15 @@ func (m *StopPodSandboxResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: StopPodSandboxResponse: wiretype end group for non-group")
+			return errEndGroup("StopPodSandboxResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: StopPodSandboxResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("StopPodSandboxResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4660,15 +4659,15 @@ func (m *RemovePodSandboxRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemovePodSandboxRequest: wiretype end group for non-group")
+			return errEndGroup("RemovePodSandboxRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemovePodSandboxRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemovePodSandboxRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pod", wireType)
+				return errWrongWireType("Pod", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4730,15 +4729,15 @@ func (m *RemovePodSandboxResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RemovePodSandboxResponse: wiretype end group for non-group")
+			return errEndGroup("RemovePodSandboxResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RemovePodSandboxResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RemovePodSandboxResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64

@@ -7,7 +7,6 @@
 package v1
 
 import (
-	fmt "fmt"
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	maps "maps"
@@ -3123,15 +3122,15 @@ func (m *KeyValue) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: KeyValue: wiretype end group for non-group")
+			return errEndGroup("KeyValue")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: KeyValue: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("KeyValue", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Key", wireType)
+				return errWrongWireType("Key", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3153,7 +3152,7 @@ func (m *KeyValue) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Value", wireType)
+				return errWrongWireType("Value", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3209,15 +3208,15 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PodSandbox: wiretype end group for non-group")
+			return errEndGroup("PodSandbox")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PodSandbox: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PodSandbox", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3239,7 +3238,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Uid", wireType)
+				return errWrongWireType("Uid", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3261,7 +3260,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3283,7 +3282,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Namespace", wireType)
+				return errWrongWireType("Namespace", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3305,7 +3304,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Labels", wireType)
+				return errWrongWireType("Labels", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3394,7 +3393,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Annotations", wireType)
+				return errWrongWireType("Annotations", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3483,7 +3482,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field QosClass", wireType)
+				return errWrongWireType("QosClass", wireType)
 			}
 			m.QosClass = 0
 			var _v uint64
@@ -3494,7 +3493,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			}
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RuntimeHandler", wireType)
+				return errWrongWireType("RuntimeHandler", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3516,7 +3515,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CgroupParent", wireType)
+				return errWrongWireType("CgroupParent", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3538,7 +3537,7 @@ func (m *PodSandbox) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Resources", wireType)
+				return errWrongWireType("Resources", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3600,15 +3599,15 @@ func (m *Resources) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Resources: wiretype end group for non-group")
+			return errEndGroup("Resources")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Resources: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Resources", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpuRequestMilli", wireType)
+				return errWrongWireType("CpuRequestMilli", wireType)
 			}
 			m.CpuRequestMilli = 0
 			m.CpuRequestMilli, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -3617,7 +3616,7 @@ func (m *Resources) UnmarshalVT(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpuLimitMilli", wireType)
+				return errWrongWireType("CpuLimitMilli", wireType)
 			}
 			m.CpuLimitMilli = 0
 			m.CpuLimitMilli, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -3626,7 +3625,7 @@ func (m *Resources) UnmarshalVT(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryRequestBytes", wireType)
+				return errWrongWireType("MemoryRequestBytes", wireType)
 			}
 			m.MemoryRequestBytes = 0
 			m.MemoryRequestBytes, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -3635,7 +3634,7 @@ func (m *Resources) UnmarshalVT(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryLimitBytes", wireType)
+				return errWrongWireType("MemoryLimitBytes", wireType)
 			}
 			m.MemoryLimitBytes = 0
 			m.MemoryLimitBytes, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -3644,7 +3643,7 @@ func (m *Resources) UnmarshalVT(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetCpus", wireType)
+				return errWrongWireType("CpusetCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3666,7 +3665,7 @@ func (m *Resources) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetMems", wireType)
+				return errWrongWireType("CpusetMems", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3688,7 +3687,7 @@ func (m *Resources) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HugepageLimits", wireType)
+				return errWrongWireType("HugepageLimits", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3797,15 +3796,15 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Container: wiretype end group for non-group")
+			return errEndGroup("Container")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Container: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Container", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3827,7 +3826,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PodSandboxId", wireType)
+				return errWrongWireType("PodSandboxId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3849,7 +3848,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3871,7 +3870,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field State", wireType)
+				return errWrongWireType("State", wireType)
 			}
 			m.State = 0
 			var _v uint64
@@ -3882,7 +3881,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Labels", wireType)
+				return errWrongWireType("Labels", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3971,7 +3970,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Annotations", wireType)
+				return errWrongWireType("Annotations", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4060,7 +4059,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4086,7 +4085,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Resources", wireType)
+				return errWrongWireType("Resources", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4114,7 +4113,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CdiDevices", wireType)
+				return errWrongWireType("CdiDevices", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4136,7 +4135,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field QosClass", wireType)
+				return errWrongWireType("QosClass", wireType)
 			}
 			m.QosClass = 0
 			var _v uint64
@@ -4147,7 +4146,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			}
 		case 11:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Namespace", wireType)
+				return errWrongWireType("Namespace", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4169,7 +4168,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 12:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Assignment", wireType)
+				return errWrongWireType("Assignment", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4197,7 +4196,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 13:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pid", wireType)
+				return errWrongWireType("Pid", wireType)
 			}
 			m.Pid = 0
 			m.Pid, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4206,7 +4205,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			}
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mounts", wireType)
+				return errWrongWireType("Mounts", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4232,7 +4231,7 @@ func (m *Container) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 15:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4292,15 +4291,15 @@ func (m *TopologyHint) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: TopologyHint: wiretype end group for non-group")
+			return errEndGroup("TopologyHint")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: TopologyHint: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("TopologyHint", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Provider", wireType)
+				return errWrongWireType("Provider", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4322,7 +4321,7 @@ func (m *TopologyHint) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4344,7 +4343,7 @@ func (m *TopologyHint) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Numas", wireType)
+				return errWrongWireType("Numas", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4366,7 +4365,7 @@ func (m *TopologyHint) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Sockets", wireType)
+				return errWrongWireType("Sockets", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4422,15 +4421,15 @@ func (m *Mount) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Mount: wiretype end group for non-group")
+			return errEndGroup("Mount")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Mount: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Mount", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Source", wireType)
+				return errWrongWireType("Source", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4452,7 +4451,7 @@ func (m *Mount) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Destination", wireType)
+				return errWrongWireType("Destination", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4474,7 +4473,7 @@ func (m *Mount) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4496,7 +4495,7 @@ func (m *Mount) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Options", wireType)
+				return errWrongWireType("Options", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4518,7 +4517,7 @@ func (m *Mount) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Hints", wireType)
+				return errWrongWireType("Hints", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4578,15 +4577,15 @@ func (m *LinuxDevice) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: LinuxDevice: wiretype end group for non-group")
+			return errEndGroup("LinuxDevice")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: LinuxDevice: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("LinuxDevice", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Path", wireType)
+				return errWrongWireType("Path", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4608,7 +4607,7 @@ func (m *LinuxDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4630,7 +4629,7 @@ func (m *LinuxDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Major", wireType)
+				return errWrongWireType("Major", wireType)
 			}
 			m.Major = 0
 			m.Major, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -4639,7 +4638,7 @@ func (m *LinuxDevice) UnmarshalVT(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Minor", wireType)
+				return errWrongWireType("Minor", wireType)
 			}
 			m.Minor = 0
 			m.Minor, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -4648,7 +4647,7 @@ func (m *LinuxDevice) UnmarshalVT(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ReadOnly", wireType)
+				return errWrongWireType("ReadOnly", wireType)
 			}
 			var v int
 			var _v uint64
@@ -4660,7 +4659,7 @@ func (m *LinuxDevice) UnmarshalVT(dAtA []byte) error {
 			m.ReadOnly = bool(v != 0)
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Hints", wireType)
+				return errWrongWireType("Hints", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4720,15 +4719,15 @@ func (m *MemoryPolicy) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: MemoryPolicy: wiretype end group for non-group")
+			return errEndGroup("MemoryPolicy")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: MemoryPolicy: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("MemoryPolicy", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mode", wireType)
+				return errWrongWireType("Mode", wireType)
 			}
 			m.Mode = 0
 			var _v uint64
@@ -4739,7 +4738,7 @@ func (m *MemoryPolicy) UnmarshalVT(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Nodes", wireType)
+				return errWrongWireType("Nodes", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4802,7 +4801,7 @@ func (m *MemoryPolicy) UnmarshalVT(dAtA []byte) error {
 					m.Flags = append(m.Flags, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Flags", wireType)
+				return errWrongWireType("Flags", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -4840,15 +4839,15 @@ func (m *ContainerAdjustment) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ContainerAdjustment: wiretype end group for non-group")
+			return errEndGroup("ContainerAdjustment")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ContainerAdjustment: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ContainerAdjustment", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetCpus", wireType)
+				return errWrongWireType("CpusetCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4870,7 +4869,7 @@ func (m *ContainerAdjustment) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetMems", wireType)
+				return errWrongWireType("CpusetMems", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4892,7 +4891,7 @@ func (m *ContainerAdjustment) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryPolicy", wireType)
+				return errWrongWireType("MemoryPolicy", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4920,7 +4919,7 @@ func (m *ContainerAdjustment) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4946,7 +4945,7 @@ func (m *ContainerAdjustment) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Annotations", wireType)
+				return errWrongWireType("Annotations", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5035,7 +5034,7 @@ func (m *ContainerAdjustment) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RdtClass", wireType)
+				return errWrongWireType("RdtClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5057,7 +5056,7 @@ func (m *ContainerAdjustment) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BlockioClass", wireType)
+				return errWrongWireType("BlockioClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5113,15 +5112,15 @@ func (m *ContainerUpdate) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ContainerUpdate: wiretype end group for non-group")
+			return errEndGroup("ContainerUpdate")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ContainerUpdate: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ContainerUpdate", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerId", wireType)
+				return errWrongWireType("ContainerId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5143,7 +5142,7 @@ func (m *ContainerUpdate) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetCpus", wireType)
+				return errWrongWireType("CpusetCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5165,7 +5164,7 @@ func (m *ContainerUpdate) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetMems", wireType)
+				return errWrongWireType("CpusetMems", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5187,7 +5186,7 @@ func (m *ContainerUpdate) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RdtClass", wireType)
+				return errWrongWireType("RdtClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5209,7 +5208,7 @@ func (m *ContainerUpdate) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BlockioClass", wireType)
+				return errWrongWireType("BlockioClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5231,7 +5230,7 @@ func (m *ContainerUpdate) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AlsoContainerIds", wireType)
+				return errWrongWireType("AlsoContainerIds", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5287,15 +5286,15 @@ func (m *KeyValue) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: KeyValue: wiretype end group for non-group")
+			return errEndGroup("KeyValue")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: KeyValue: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("KeyValue", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Key", wireType)
+				return errWrongWireType("Key", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5321,7 +5320,7 @@ func (m *KeyValue) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Value", wireType)
+				return errWrongWireType("Value", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5381,15 +5380,15 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PodSandbox: wiretype end group for non-group")
+			return errEndGroup("PodSandbox")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PodSandbox: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PodSandbox", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5415,7 +5414,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Uid", wireType)
+				return errWrongWireType("Uid", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5441,7 +5440,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5467,7 +5466,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Namespace", wireType)
+				return errWrongWireType("Namespace", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5493,7 +5492,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Labels", wireType)
+				return errWrongWireType("Labels", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5590,7 +5589,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Annotations", wireType)
+				return errWrongWireType("Annotations", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5687,7 +5686,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field QosClass", wireType)
+				return errWrongWireType("QosClass", wireType)
 			}
 			m.QosClass = 0
 			var _v uint64
@@ -5698,7 +5697,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RuntimeHandler", wireType)
+				return errWrongWireType("RuntimeHandler", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5724,7 +5723,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CgroupParent", wireType)
+				return errWrongWireType("CgroupParent", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5750,7 +5749,7 @@ func (m *PodSandbox) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Resources", wireType)
+				return errWrongWireType("Resources", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -5812,15 +5811,15 @@ func (m *Resources) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Resources: wiretype end group for non-group")
+			return errEndGroup("Resources")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Resources: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Resources", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpuRequestMilli", wireType)
+				return errWrongWireType("CpuRequestMilli", wireType)
 			}
 			m.CpuRequestMilli = 0
 			m.CpuRequestMilli, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -5829,7 +5828,7 @@ func (m *Resources) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpuLimitMilli", wireType)
+				return errWrongWireType("CpuLimitMilli", wireType)
 			}
 			m.CpuLimitMilli = 0
 			m.CpuLimitMilli, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -5838,7 +5837,7 @@ func (m *Resources) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryRequestBytes", wireType)
+				return errWrongWireType("MemoryRequestBytes", wireType)
 			}
 			m.MemoryRequestBytes = 0
 			m.MemoryRequestBytes, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -5847,7 +5846,7 @@ func (m *Resources) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryLimitBytes", wireType)
+				return errWrongWireType("MemoryLimitBytes", wireType)
 			}
 			m.MemoryLimitBytes = 0
 			m.MemoryLimitBytes, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -5856,7 +5855,7 @@ func (m *Resources) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetCpus", wireType)
+				return errWrongWireType("CpusetCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5882,7 +5881,7 @@ func (m *Resources) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetMems", wireType)
+				return errWrongWireType("CpusetMems", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -5908,7 +5907,7 @@ func (m *Resources) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HugepageLimits", wireType)
+				return errWrongWireType("HugepageLimits", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6021,15 +6020,15 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Container: wiretype end group for non-group")
+			return errEndGroup("Container")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Container: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Container", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6055,7 +6054,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PodSandboxId", wireType)
+				return errWrongWireType("PodSandboxId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6081,7 +6080,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6107,7 +6106,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field State", wireType)
+				return errWrongWireType("State", wireType)
 			}
 			m.State = 0
 			var _v uint64
@@ -6118,7 +6117,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Labels", wireType)
+				return errWrongWireType("Labels", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6215,7 +6214,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Annotations", wireType)
+				return errWrongWireType("Annotations", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6312,7 +6311,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6338,7 +6337,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Resources", wireType)
+				return errWrongWireType("Resources", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6366,7 +6365,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CdiDevices", wireType)
+				return errWrongWireType("CdiDevices", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6392,7 +6391,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field QosClass", wireType)
+				return errWrongWireType("QosClass", wireType)
 			}
 			m.QosClass = 0
 			var _v uint64
@@ -6403,7 +6402,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 11:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Namespace", wireType)
+				return errWrongWireType("Namespace", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6429,7 +6428,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 12:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Assignment", wireType)
+				return errWrongWireType("Assignment", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6457,7 +6456,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 13:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pid", wireType)
+				return errWrongWireType("Pid", wireType)
 			}
 			m.Pid = 0
 			m.Pid, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -6466,7 +6465,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mounts", wireType)
+				return errWrongWireType("Mounts", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6492,7 +6491,7 @@ func (m *Container) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 15:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6552,15 +6551,15 @@ func (m *TopologyHint) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: TopologyHint: wiretype end group for non-group")
+			return errEndGroup("TopologyHint")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: TopologyHint: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("TopologyHint", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Provider", wireType)
+				return errWrongWireType("Provider", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6586,7 +6585,7 @@ func (m *TopologyHint) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6612,7 +6611,7 @@ func (m *TopologyHint) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Numas", wireType)
+				return errWrongWireType("Numas", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6638,7 +6637,7 @@ func (m *TopologyHint) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Sockets", wireType)
+				return errWrongWireType("Sockets", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6698,15 +6697,15 @@ func (m *Mount) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Mount: wiretype end group for non-group")
+			return errEndGroup("Mount")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Mount: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Mount", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Source", wireType)
+				return errWrongWireType("Source", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6732,7 +6731,7 @@ func (m *Mount) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Destination", wireType)
+				return errWrongWireType("Destination", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6758,7 +6757,7 @@ func (m *Mount) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6784,7 +6783,7 @@ func (m *Mount) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Options", wireType)
+				return errWrongWireType("Options", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6810,7 +6809,7 @@ func (m *Mount) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Hints", wireType)
+				return errWrongWireType("Hints", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -6870,15 +6869,15 @@ func (m *LinuxDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: LinuxDevice: wiretype end group for non-group")
+			return errEndGroup("LinuxDevice")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: LinuxDevice: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("LinuxDevice", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Path", wireType)
+				return errWrongWireType("Path", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6904,7 +6903,7 @@ func (m *LinuxDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -6930,7 +6929,7 @@ func (m *LinuxDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Major", wireType)
+				return errWrongWireType("Major", wireType)
 			}
 			m.Major = 0
 			m.Major, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -6939,7 +6938,7 @@ func (m *LinuxDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Minor", wireType)
+				return errWrongWireType("Minor", wireType)
 			}
 			m.Minor = 0
 			m.Minor, iNdEx, err = protobuf_go_lite.DecodeVarintInt64(dAtA, iNdEx)
@@ -6948,7 +6947,7 @@ func (m *LinuxDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ReadOnly", wireType)
+				return errWrongWireType("ReadOnly", wireType)
 			}
 			var v int
 			var _v uint64
@@ -6960,7 +6959,7 @@ func (m *LinuxDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.ReadOnly = bool(v != 0)
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Hints", wireType)
+				return errWrongWireType("Hints", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7020,15 +7019,15 @@ func (m *MemoryPolicy) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: MemoryPolicy: wiretype end group for non-group")
+			return errEndGroup("MemoryPolicy")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: MemoryPolicy: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("MemoryPolicy", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mode", wireType)
+				return errWrongWireType("Mode", wireType)
 			}
 			m.Mode = 0
 			var _v uint64
@@ -7039,7 +7038,7 @@ func (m *MemoryPolicy) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Nodes", wireType)
+				return errWrongWireType("Nodes", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7106,7 +7105,7 @@ func (m *MemoryPolicy) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.Flags = append(m.Flags, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Flags", wireType)
+				return errWrongWireType("Flags", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -7144,15 +7143,15 @@ func (m *ContainerAdjustment) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ContainerAdjustment: wiretype end group for non-group")
+			return errEndGroup("ContainerAdjustment")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ContainerAdjustment: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ContainerAdjustment", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetCpus", wireType)
+				return errWrongWireType("CpusetCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7178,7 +7177,7 @@ func (m *ContainerAdjustment) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetMems", wireType)
+				return errWrongWireType("CpusetMems", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7204,7 +7203,7 @@ func (m *ContainerAdjustment) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryPolicy", wireType)
+				return errWrongWireType("MemoryPolicy", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7232,7 +7231,7 @@ func (m *ContainerAdjustment) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Env", wireType)
+				return errWrongWireType("Env", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7258,7 +7257,7 @@ func (m *ContainerAdjustment) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Annotations", wireType)
+				return errWrongWireType("Annotations", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -7355,7 +7354,7 @@ func (m *ContainerAdjustment) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RdtClass", wireType)
+				return errWrongWireType("RdtClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7381,7 +7380,7 @@ func (m *ContainerAdjustment) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BlockioClass", wireType)
+				return errWrongWireType("BlockioClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7441,15 +7440,15 @@ func (m *ContainerUpdate) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ContainerUpdate: wiretype end group for non-group")
+			return errEndGroup("ContainerUpdate")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ContainerUpdate: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ContainerUpdate", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerId", wireType)
+				return errWrongWireType("ContainerId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7475,7 +7474,7 @@ func (m *ContainerUpdate) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetCpus", wireType)
+				return errWrongWireType("CpusetCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7501,7 +7500,7 @@ func (m *ContainerUpdate) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CpusetMems", wireType)
+				return errWrongWireType("CpusetMems", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7527,7 +7526,7 @@ func (m *ContainerUpdate) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RdtClass", wireType)
+				return errWrongWireType("RdtClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7553,7 +7552,7 @@ func (m *ContainerUpdate) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BlockioClass", wireType)
+				return errWrongWireType("BlockioClass", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -7579,7 +7578,7 @@ func (m *ContainerUpdate) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AlsoContainerIds", wireType)
+				return errWrongWireType("AlsoContainerIds", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)

@@ -7,7 +7,6 @@
 package v1
 
 import (
-	fmt "fmt"
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	slices "slices"
@@ -2297,15 +2296,15 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PolicyMetadata: wiretype end group for non-group")
+			return errEndGroup("PolicyMetadata")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PolicyMetadata: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PolicyMetadata", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2327,7 +2326,7 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Version", wireType)
+				return errWrongWireType("Version", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2349,7 +2348,7 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AbiMajor", wireType)
+				return errWrongWireType("AbiMajor", wireType)
 			}
 			m.AbiMajor = 0
 			m.AbiMajor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2358,7 +2357,7 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AbiMinor", wireType)
+				return errWrongWireType("AbiMinor", wireType)
 			}
 			m.AbiMinor = 0
 			m.AbiMinor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2408,11 +2407,11 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 					m.Capabilities = append(m.Capabilities, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Capabilities", wireType)
+				return errWrongWireType("Capabilities", wireType)
 			}
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Description", wireType)
+				return errWrongWireType("Description", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2434,7 +2433,7 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Sdk", wireType)
+				return errWrongWireType("Sdk", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2456,7 +2455,7 @@ func (m *PolicyMetadata) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ConfigFormat", wireType)
+				return errWrongWireType("ConfigFormat", wireType)
 			}
 			m.ConfigFormat = 0
 			var _v uint64
@@ -2501,15 +2500,15 @@ func (m *InfoRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InfoRequest: wiretype end group for non-group")
+			return errEndGroup("InfoRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InfoRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InfoRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostAbiMinor", wireType)
+				return errWrongWireType("HostAbiMinor", wireType)
 			}
 			m.HostAbiMinor = 0
 			m.HostAbiMinor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2552,15 +2551,15 @@ func (m *InfoResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InfoResponse: wiretype end group for non-group")
+			return errEndGroup("InfoResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InfoResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InfoResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Metadata", wireType)
+				return errWrongWireType("Metadata", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2622,15 +2621,15 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InitRequest: wiretype end group for non-group")
+			return errEndGroup("InitRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InitRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InitRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Config", wireType)
+				return errWrongWireType("Config", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -2656,7 +2655,7 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NodeName", wireType)
+				return errWrongWireType("NodeName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2678,7 +2677,7 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Topology", wireType)
+				return errWrongWireType("Topology", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2706,7 +2705,7 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Restore", wireType)
+				return errWrongWireType("Restore", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2734,7 +2733,7 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DriverName", wireType)
+				return errWrongWireType("DriverName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2756,7 +2755,7 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostAbiMinor", wireType)
+				return errWrongWireType("HostAbiMinor", wireType)
 			}
 			m.HostAbiMinor = 0
 			m.HostAbiMinor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2765,7 +2764,7 @@ func (m *InitRequest) UnmarshalVT(dAtA []byte) error {
 			}
 		case 7:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Swap", wireType)
+				return errWrongWireType("Swap", wireType)
 			}
 			var v int
 			var _v uint64
@@ -2811,15 +2810,15 @@ func (m *RestoreState) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RestoreState: wiretype end group for non-group")
+			return errEndGroup("RestoreState")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RestoreState: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RestoreState", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pods", wireType)
+				return errWrongWireType("Pods", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2845,7 +2844,7 @@ func (m *RestoreState) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Containers", wireType)
+				return errWrongWireType("Containers", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2871,7 +2870,7 @@ func (m *RestoreState) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claims", wireType)
+				return errWrongWireType("Claims", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2931,15 +2930,15 @@ func (m *PreparedClaim) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PreparedClaim: wiretype end group for non-group")
+			return errEndGroup("PreparedClaim")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PreparedClaim: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PreparedClaim", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claim", wireType)
+				return errWrongWireType("Claim", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2967,7 +2966,7 @@ func (m *PreparedClaim) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Allocation", wireType)
+				return errWrongWireType("Allocation", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3029,15 +3028,15 @@ func (m *InitResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InitResponse: wiretype end group for non-group")
+			return errEndGroup("InitResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InitResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InitResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field WantsDra", wireType)
+				return errWrongWireType("WantsDra", wireType)
 			}
 			var v int
 			var _v uint64
@@ -3083,15 +3082,15 @@ func (m *ReconfigureRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReconfigureRequest: wiretype end group for non-group")
+			return errEndGroup("ReconfigureRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReconfigureRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReconfigureRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Config", wireType)
+				return errWrongWireType("Config", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -3151,15 +3150,15 @@ func (m *ReconfigureResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReconfigureResponse: wiretype end group for non-group")
+			return errEndGroup("ReconfigureResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReconfigureResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReconfigureResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field WantsDra", wireType)
+				return errWrongWireType("WantsDra", wireType)
 			}
 			var v int
 			var _v uint64
@@ -3171,7 +3170,7 @@ func (m *ReconfigureResponse) UnmarshalVT(dAtA []byte) error {
 			m.WantsDra = bool(v != 0)
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3231,10 +3230,10 @@ func (m *DumpStateRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DumpStateRequest: wiretype end group for non-group")
+			return errEndGroup("DumpStateRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DumpStateRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DumpStateRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		default:
@@ -3273,15 +3272,15 @@ func (m *DumpStateResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DumpStateResponse: wiretype end group for non-group")
+			return errEndGroup("DumpStateResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DumpStateResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DumpStateResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Json", wireType)
+				return errWrongWireType("Json", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -3341,10 +3340,10 @@ func (m *PoolsRequest) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PoolsRequest: wiretype end group for non-group")
+			return errEndGroup("PoolsRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PoolsRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PoolsRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		default:
@@ -3383,15 +3382,15 @@ func (m *PoolsResponse) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PoolsResponse: wiretype end group for non-group")
+			return errEndGroup("PoolsResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PoolsResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PoolsResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+				return errWrongWireType("Pools", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3451,15 +3450,15 @@ func (m *Pool) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Pool: wiretype end group for non-group")
+			return errEndGroup("Pool")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Pool: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Pool", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3481,7 +3480,7 @@ func (m *Pool) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3503,7 +3502,7 @@ func (m *Pool) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SharedCpus", wireType)
+				return errWrongWireType("SharedCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3525,7 +3524,7 @@ func (m *Pool) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CapacityMilliCpu", wireType)
+				return errWrongWireType("CapacityMilliCpu", wireType)
 			}
 			m.CapacityMilliCpu = 0
 			m.CapacityMilliCpu, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3534,7 +3533,7 @@ func (m *Pool) UnmarshalVT(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AllocatedMilliCpu", wireType)
+				return errWrongWireType("AllocatedMilliCpu", wireType)
 			}
 			m.AllocatedMilliCpu = 0
 			m.AllocatedMilliCpu, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3543,7 +3542,7 @@ func (m *Pool) UnmarshalVT(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerIds", wireType)
+				return errWrongWireType("ContainerIds", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3565,7 +3564,7 @@ func (m *Pool) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryNodes", wireType)
+				return errWrongWireType("MemoryNodes", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3621,15 +3620,15 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PolicyMetadata: wiretype end group for non-group")
+			return errEndGroup("PolicyMetadata")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PolicyMetadata: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PolicyMetadata", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3655,7 +3654,7 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Version", wireType)
+				return errWrongWireType("Version", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3681,7 +3680,7 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AbiMajor", wireType)
+				return errWrongWireType("AbiMajor", wireType)
 			}
 			m.AbiMajor = 0
 			m.AbiMajor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3690,7 +3689,7 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AbiMinor", wireType)
+				return errWrongWireType("AbiMinor", wireType)
 			}
 			m.AbiMinor = 0
 			m.AbiMinor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3740,11 +3739,11 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.Capabilities = append(m.Capabilities, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Capabilities", wireType)
+				return errWrongWireType("Capabilities", wireType)
 			}
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Description", wireType)
+				return errWrongWireType("Description", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3770,7 +3769,7 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Sdk", wireType)
+				return errWrongWireType("Sdk", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3796,7 +3795,7 @@ func (m *PolicyMetadata) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ConfigFormat", wireType)
+				return errWrongWireType("ConfigFormat", wireType)
 			}
 			m.ConfigFormat = 0
 			var _v uint64
@@ -3841,15 +3840,15 @@ func (m *InfoRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InfoRequest: wiretype end group for non-group")
+			return errEndGroup("InfoRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InfoRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InfoRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostAbiMinor", wireType)
+				return errWrongWireType("HostAbiMinor", wireType)
 			}
 			m.HostAbiMinor = 0
 			m.HostAbiMinor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3892,15 +3891,15 @@ func (m *InfoResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InfoResponse: wiretype end group for non-group")
+			return errEndGroup("InfoResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InfoResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InfoResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Metadata", wireType)
+				return errWrongWireType("Metadata", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3962,15 +3961,15 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InitRequest: wiretype end group for non-group")
+			return errEndGroup("InitRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InitRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InitRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Config", wireType)
+				return errWrongWireType("Config", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -3993,7 +3992,7 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NodeName", wireType)
+				return errWrongWireType("NodeName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4019,7 +4018,7 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Topology", wireType)
+				return errWrongWireType("Topology", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4047,7 +4046,7 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Restore", wireType)
+				return errWrongWireType("Restore", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4075,7 +4074,7 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DriverName", wireType)
+				return errWrongWireType("DriverName", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4101,7 +4100,7 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HostAbiMinor", wireType)
+				return errWrongWireType("HostAbiMinor", wireType)
 			}
 			m.HostAbiMinor = 0
 			m.HostAbiMinor, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4110,7 +4109,7 @@ func (m *InitRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 7:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Swap", wireType)
+				return errWrongWireType("Swap", wireType)
 			}
 			var v int
 			var _v uint64
@@ -4156,15 +4155,15 @@ func (m *RestoreState) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: RestoreState: wiretype end group for non-group")
+			return errEndGroup("RestoreState")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: RestoreState: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("RestoreState", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pods", wireType)
+				return errWrongWireType("Pods", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4190,7 +4189,7 @@ func (m *RestoreState) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Containers", wireType)
+				return errWrongWireType("Containers", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4216,7 +4215,7 @@ func (m *RestoreState) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claims", wireType)
+				return errWrongWireType("Claims", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4276,15 +4275,15 @@ func (m *PreparedClaim) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PreparedClaim: wiretype end group for non-group")
+			return errEndGroup("PreparedClaim")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PreparedClaim: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PreparedClaim", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Claim", wireType)
+				return errWrongWireType("Claim", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4312,7 +4311,7 @@ func (m *PreparedClaim) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Allocation", wireType)
+				return errWrongWireType("Allocation", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4374,15 +4373,15 @@ func (m *InitResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: InitResponse: wiretype end group for non-group")
+			return errEndGroup("InitResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: InitResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("InitResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field WantsDra", wireType)
+				return errWrongWireType("WantsDra", wireType)
 			}
 			var v int
 			var _v uint64
@@ -4428,15 +4427,15 @@ func (m *ReconfigureRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReconfigureRequest: wiretype end group for non-group")
+			return errEndGroup("ReconfigureRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReconfigureRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReconfigureRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Config", wireType)
+				return errWrongWireType("Config", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -4493,15 +4492,15 @@ func (m *ReconfigureResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: ReconfigureResponse: wiretype end group for non-group")
+			return errEndGroup("ReconfigureResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: ReconfigureResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("ReconfigureResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field WantsDra", wireType)
+				return errWrongWireType("WantsDra", wireType)
 			}
 			var v int
 			var _v uint64
@@ -4513,7 +4512,7 @@ func (m *ReconfigureResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.WantsDra = bool(v != 0)
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Updates", wireType)
+				return errWrongWireType("Updates", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4573,10 +4572,10 @@ func (m *DumpStateRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DumpStateRequest: wiretype end group for non-group")
+			return errEndGroup("DumpStateRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DumpStateRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DumpStateRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		default:
@@ -4615,15 +4614,15 @@ func (m *DumpStateResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: DumpStateResponse: wiretype end group for non-group")
+			return errEndGroup("DumpStateResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: DumpStateResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("DumpStateResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Json", wireType)
+				return errWrongWireType("Json", wireType)
 			}
 			var byteLen int
 			var _v uint64
@@ -4680,10 +4679,10 @@ func (m *PoolsRequest) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PoolsRequest: wiretype end group for non-group")
+			return errEndGroup("PoolsRequest")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PoolsRequest: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PoolsRequest", fieldNum, wire)
 		}
 		switch fieldNum {
 		default:
@@ -4722,15 +4721,15 @@ func (m *PoolsResponse) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PoolsResponse: wiretype end group for non-group")
+			return errEndGroup("PoolsResponse")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PoolsResponse: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PoolsResponse", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+				return errWrongWireType("Pools", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4790,15 +4789,15 @@ func (m *Pool) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Pool: wiretype end group for non-group")
+			return errEndGroup("Pool")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Pool: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Pool", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4824,7 +4823,7 @@ func (m *Pool) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4850,7 +4849,7 @@ func (m *Pool) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SharedCpus", wireType)
+				return errWrongWireType("SharedCpus", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4876,7 +4875,7 @@ func (m *Pool) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CapacityMilliCpu", wireType)
+				return errWrongWireType("CapacityMilliCpu", wireType)
 			}
 			m.CapacityMilliCpu = 0
 			m.CapacityMilliCpu, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4885,7 +4884,7 @@ func (m *Pool) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field AllocatedMilliCpu", wireType)
+				return errWrongWireType("AllocatedMilliCpu", wireType)
 			}
 			m.AllocatedMilliCpu = 0
 			m.AllocatedMilliCpu, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4894,7 +4893,7 @@ func (m *Pool) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ContainerIds", wireType)
+				return errWrongWireType("ContainerIds", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4920,7 +4919,7 @@ func (m *Pool) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryNodes", wireType)
+				return errWrongWireType("MemoryNodes", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)

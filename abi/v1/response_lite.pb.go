@@ -7,7 +7,6 @@
 package v1
 
 import (
-	fmt "fmt"
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	slices "slices"
@@ -999,9 +998,104 @@ func (m *Response) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
-	if vtmsg, ok := m.Result.(interface {
-		MarshalToSizedBufferVT([]byte) (int, error)
-	}); ok {
+	switch vtmsg := m.Result.(type) {
+	case *Response_Allocate:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_CreateContainer:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Devices:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_DumpState:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Error:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Info:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Init:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Pools:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Reconfigure:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Release:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_RemoveContainer:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_RemovePodSandbox:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_RunPodSandbox:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_StopContainer:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_StopPodSandbox:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_Synchronize:
+		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+	case *Response_UpdateContainer:
 		size, err := vtmsg.MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
@@ -1416,7 +1510,40 @@ func (m *Response) SizeVT() (n int) {
 	}
 	var l int
 	_ = l
-	if vtmsg, ok := m.Result.(interface{ SizeVT() int }); ok {
+	switch vtmsg := m.Result.(type) {
+	case *Response_Allocate:
+		n += vtmsg.SizeVT()
+	case *Response_CreateContainer:
+		n += vtmsg.SizeVT()
+	case *Response_Devices:
+		n += vtmsg.SizeVT()
+	case *Response_DumpState:
+		n += vtmsg.SizeVT()
+	case *Response_Error:
+		n += vtmsg.SizeVT()
+	case *Response_Info:
+		n += vtmsg.SizeVT()
+	case *Response_Init:
+		n += vtmsg.SizeVT()
+	case *Response_Pools:
+		n += vtmsg.SizeVT()
+	case *Response_Reconfigure:
+		n += vtmsg.SizeVT()
+	case *Response_Release:
+		n += vtmsg.SizeVT()
+	case *Response_RemoveContainer:
+		n += vtmsg.SizeVT()
+	case *Response_RemovePodSandbox:
+		n += vtmsg.SizeVT()
+	case *Response_RunPodSandbox:
+		n += vtmsg.SizeVT()
+	case *Response_StopContainer:
+		n += vtmsg.SizeVT()
+	case *Response_StopPodSandbox:
+		n += vtmsg.SizeVT()
+	case *Response_Synchronize:
+		n += vtmsg.SizeVT()
+	case *Response_UpdateContainer:
 		n += vtmsg.SizeVT()
 	}
 	n += len(m.unknownFields)
@@ -1675,15 +1802,15 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Response: wiretype end group for non-group")
+			return errEndGroup("Response")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Response: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Response", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Info", wireType)
+				return errWrongWireType("Info", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1716,7 +1843,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Init", wireType)
+				return errWrongWireType("Init", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1749,7 +1876,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Reconfigure", wireType)
+				return errWrongWireType("Reconfigure", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1782,7 +1909,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1815,7 +1942,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Allocate", wireType)
+				return errWrongWireType("Allocate", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1848,7 +1975,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Release", wireType)
+				return errWrongWireType("Release", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1881,7 +2008,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Synchronize", wireType)
+				return errWrongWireType("Synchronize", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1914,7 +2041,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RunPodSandbox", wireType)
+				return errWrongWireType("RunPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1947,7 +2074,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CreateContainer", wireType)
+				return errWrongWireType("CreateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -1980,7 +2107,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field UpdateContainer", wireType)
+				return errWrongWireType("UpdateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2013,7 +2140,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 11:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopContainer", wireType)
+				return errWrongWireType("StopContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2046,7 +2173,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 12:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemoveContainer", wireType)
+				return errWrongWireType("RemoveContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2079,7 +2206,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 13:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopPodSandbox", wireType)
+				return errWrongWireType("StopPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2112,7 +2239,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemovePodSandbox", wireType)
+				return errWrongWireType("RemovePodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2145,7 +2272,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 15:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DumpState", wireType)
+				return errWrongWireType("DumpState", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2178,7 +2305,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 16:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+				return errWrongWireType("Pools", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2211,7 +2338,7 @@ func (m *Response) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 100:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Error", wireType)
+				return errWrongWireType("Error", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2278,15 +2405,15 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Response: wiretype end group for non-group")
+			return errEndGroup("Response")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Response: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Response", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Info", wireType)
+				return errWrongWireType("Info", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2319,7 +2446,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Init", wireType)
+				return errWrongWireType("Init", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2352,7 +2479,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Reconfigure", wireType)
+				return errWrongWireType("Reconfigure", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2385,7 +2512,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Devices", wireType)
+				return errWrongWireType("Devices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2418,7 +2545,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Allocate", wireType)
+				return errWrongWireType("Allocate", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2451,7 +2578,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Release", wireType)
+				return errWrongWireType("Release", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2484,7 +2611,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Synchronize", wireType)
+				return errWrongWireType("Synchronize", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2517,7 +2644,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RunPodSandbox", wireType)
+				return errWrongWireType("RunPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2550,7 +2677,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CreateContainer", wireType)
+				return errWrongWireType("CreateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2583,7 +2710,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 10:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field UpdateContainer", wireType)
+				return errWrongWireType("UpdateContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2616,7 +2743,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 11:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopContainer", wireType)
+				return errWrongWireType("StopContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2649,7 +2776,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 12:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemoveContainer", wireType)
+				return errWrongWireType("RemoveContainer", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2682,7 +2809,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 13:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field StopPodSandbox", wireType)
+				return errWrongWireType("StopPodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2715,7 +2842,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field RemovePodSandbox", wireType)
+				return errWrongWireType("RemovePodSandbox", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2748,7 +2875,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 15:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DumpState", wireType)
+				return errWrongWireType("DumpState", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2781,7 +2908,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 16:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Pools", wireType)
+				return errWrongWireType("Pools", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2814,7 +2941,7 @@ func (m *Response) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 100:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Error", wireType)
+				return errWrongWireType("Error", wireType)
 			}
 			var msglen int
 			var _v uint64

@@ -7,7 +7,6 @@
 package v1
 
 import (
-	fmt "fmt"
 	protobuf_go_lite "github.com/aperturerobotics/protobuf-go-lite"
 	io "io"
 	maps "maps"
@@ -2263,15 +2262,15 @@ func (m *Topology) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Topology: wiretype end group for non-group")
+			return errEndGroup("Topology")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Topology: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Topology", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2297,7 +2296,7 @@ func (m *Topology) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNodes", wireType)
+				return errWrongWireType("NumaNodes", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2323,7 +2322,7 @@ func (m *Topology) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Caches", wireType)
+				return errWrongWireType("Caches", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2349,7 +2348,7 @@ func (m *Topology) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PciDevices", wireType)
+				return errWrongWireType("PciDevices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2375,7 +2374,7 @@ func (m *Topology) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NetworkInterfaces", wireType)
+				return errWrongWireType("NetworkInterfaces", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -2445,7 +2444,7 @@ func (m *Topology) UnmarshalVT(dAtA []byte) error {
 					m.OfflineCpus = append(m.OfflineCpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field OfflineCpus", wireType)
+				return errWrongWireType("OfflineCpus", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -2483,15 +2482,15 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CPU: wiretype end group for non-group")
+			return errEndGroup("CPU")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CPU: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CPU", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			m.Id = 0
 			m.Id, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2500,7 +2499,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PackageId", wireType)
+				return errWrongWireType("PackageId", wireType)
 			}
 			m.PackageId = 0
 			m.PackageId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2509,7 +2508,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DieId", wireType)
+				return errWrongWireType("DieId", wireType)
 			}
 			m.DieId = 0
 			m.DieId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2518,7 +2517,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ClusterId", wireType)
+				return errWrongWireType("ClusterId", wireType)
 			}
 			m.ClusterId = 0
 			m.ClusterId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2527,7 +2526,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CoreId", wireType)
+				return errWrongWireType("CoreId", wireType)
 			}
 			m.CoreId = 0
 			m.CoreId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2536,7 +2535,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNode", wireType)
+				return errWrongWireType("NumaNode", wireType)
 			}
 			m.NumaNode = 0
 			m.NumaNode, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2589,7 +2588,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 					m.ThreadSiblings = append(m.ThreadSiblings, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field ThreadSiblings", wireType)
+				return errWrongWireType("ThreadSiblings", wireType)
 			}
 		case 8:
 			if wireType == 0 {
@@ -2637,11 +2636,11 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 					m.CacheIds = append(m.CacheIds, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field CacheIds", wireType)
+				return errWrongWireType("CacheIds", wireType)
 			}
 		case 9:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CoreType", wireType)
+				return errWrongWireType("CoreType", wireType)
 			}
 			m.CoreType = 0
 			var _v uint64
@@ -2652,7 +2651,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 10:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Isolated", wireType)
+				return errWrongWireType("Isolated", wireType)
 			}
 			var v int
 			var _v uint64
@@ -2664,7 +2663,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			m.Isolated = bool(v != 0)
 		case 11:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MinFreqKhz", wireType)
+				return errWrongWireType("MinFreqKhz", wireType)
 			}
 			m.MinFreqKhz = 0
 			m.MinFreqKhz, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2673,7 +2672,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 12:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MaxFreqKhz", wireType)
+				return errWrongWireType("MaxFreqKhz", wireType)
 			}
 			m.MaxFreqKhz = 0
 			m.MaxFreqKhz, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2682,7 +2681,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 13:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BaseFreqKhz", wireType)
+				return errWrongWireType("BaseFreqKhz", wireType)
 			}
 			m.BaseFreqKhz = 0
 			m.BaseFreqKhz, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2691,7 +2690,7 @@ func (m *CPU) UnmarshalVT(dAtA []byte) error {
 			}
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field EnergyPerformancePreference", wireType)
+				return errWrongWireType("EnergyPerformancePreference", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2747,15 +2746,15 @@ func (m *Cache) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Cache: wiretype end group for non-group")
+			return errEndGroup("Cache")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Cache: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Cache", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			m.Id = 0
 			m.Id, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2764,7 +2763,7 @@ func (m *Cache) UnmarshalVT(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Level", wireType)
+				return errWrongWireType("Level", wireType)
 			}
 			m.Level = 0
 			m.Level, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2773,7 +2772,7 @@ func (m *Cache) UnmarshalVT(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			m.Type = 0
 			var _v uint64
@@ -2784,7 +2783,7 @@ func (m *Cache) UnmarshalVT(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SizeBytes", wireType)
+				return errWrongWireType("SizeBytes", wireType)
 			}
 			m.SizeBytes = 0
 			m.SizeBytes, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -2837,11 +2836,11 @@ func (m *Cache) UnmarshalVT(dAtA []byte) error {
 					m.Cpus = append(m.Cpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SysfsId", wireType)
+				return errWrongWireType("SysfsId", wireType)
 			}
 			m.SysfsId = 0
 			m.SysfsId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2884,15 +2883,15 @@ func (m *NodeDistance) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NodeDistance: wiretype end group for non-group")
+			return errEndGroup("NodeDistance")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NodeDistance: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NodeDistance", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Node", wireType)
+				return errWrongWireType("Node", wireType)
 			}
 			m.Node = 0
 			m.Node, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2901,7 +2900,7 @@ func (m *NodeDistance) UnmarshalVT(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Distance", wireType)
+				return errWrongWireType("Distance", wireType)
 			}
 			m.Distance = 0
 			m.Distance, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2944,15 +2943,15 @@ func (m *NUMANode) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NUMANode: wiretype end group for non-group")
+			return errEndGroup("NUMANode")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NUMANode: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NUMANode", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			m.Id = 0
 			m.Id, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -2961,7 +2960,7 @@ func (m *NUMANode) UnmarshalVT(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryBytes", wireType)
+				return errWrongWireType("MemoryBytes", wireType)
 			}
 			m.MemoryBytes = 0
 			m.MemoryBytes, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3014,11 +3013,11 @@ func (m *NUMANode) UnmarshalVT(dAtA []byte) error {
 					m.Cpus = append(m.Cpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Distances", wireType)
+				return errWrongWireType("Distances", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3044,7 +3043,7 @@ func (m *NUMANode) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryKind", wireType)
+				return errWrongWireType("MemoryKind", wireType)
 			}
 			m.MemoryKind = 0
 			var _v uint64
@@ -3055,7 +3054,7 @@ func (m *NUMANode) UnmarshalVT(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HugepagesTotal", wireType)
+				return errWrongWireType("HugepagesTotal", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3150,15 +3149,15 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PCIDevice: wiretype end group for non-group")
+			return errEndGroup("PCIDevice")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PCIDevice: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PCIDevice", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Address", wireType)
+				return errWrongWireType("Address", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3180,7 +3179,7 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field VendorId", wireType)
+				return errWrongWireType("VendorId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3202,7 +3201,7 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DeviceId", wireType)
+				return errWrongWireType("DeviceId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3224,7 +3223,7 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Class", wireType)
+				return errWrongWireType("Class", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3246,7 +3245,7 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNode", wireType)
+				return errWrongWireType("NumaNode", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3256,7 +3255,7 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			m.NumaNode = &v
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PcieRoot", wireType)
+				return errWrongWireType("PcieRoot", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3278,7 +3277,7 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Driver", wireType)
+				return errWrongWireType("Driver", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3344,7 +3343,7 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 					m.LocalCpus = append(m.LocalCpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field LocalCpus", wireType)
+				return errWrongWireType("LocalCpus", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -3382,15 +3381,15 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NetworkInterface: wiretype end group for non-group")
+			return errEndGroup("NetworkInterface")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NetworkInterface: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NetworkInterface", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3412,7 +3411,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PciAddress", wireType)
+				return errWrongWireType("PciAddress", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3434,7 +3433,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNode", wireType)
+				return errWrongWireType("NumaNode", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3444,7 +3443,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			m.NumaNode = &v
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mac", wireType)
+				return errWrongWireType("Mac", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3466,7 +3465,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Addresses", wireType)
+				return errWrongWireType("Addresses", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3488,7 +3487,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mtu", wireType)
+				return errWrongWireType("Mtu", wireType)
 			}
 			m.Mtu = 0
 			m.Mtu, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3497,7 +3496,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			}
 		case 7:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Virtual", wireType)
+				return errWrongWireType("Virtual", wireType)
 			}
 			var v int
 			var _v uint64
@@ -3509,7 +3508,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			m.Virtual = bool(v != 0)
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PcieRoot", wireType)
+				return errWrongWireType("PcieRoot", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3531,7 +3530,7 @@ func (m *NetworkInterface) UnmarshalVT(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Up", wireType)
+				return errWrongWireType("Up", wireType)
 			}
 			var v int
 			var _v uint64
@@ -3577,15 +3576,15 @@ func (m *Topology) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Topology: wiretype end group for non-group")
+			return errEndGroup("Topology")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Topology: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Topology", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3611,7 +3610,7 @@ func (m *Topology) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNodes", wireType)
+				return errWrongWireType("NumaNodes", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3637,7 +3636,7 @@ func (m *Topology) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Caches", wireType)
+				return errWrongWireType("Caches", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3663,7 +3662,7 @@ func (m *Topology) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PciDevices", wireType)
+				return errWrongWireType("PciDevices", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3689,7 +3688,7 @@ func (m *Topology) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NetworkInterfaces", wireType)
+				return errWrongWireType("NetworkInterfaces", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -3759,7 +3758,7 @@ func (m *Topology) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.OfflineCpus = append(m.OfflineCpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field OfflineCpus", wireType)
+				return errWrongWireType("OfflineCpus", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -3797,15 +3796,15 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: CPU: wiretype end group for non-group")
+			return errEndGroup("CPU")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: CPU: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("CPU", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			m.Id = 0
 			m.Id, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3814,7 +3813,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PackageId", wireType)
+				return errWrongWireType("PackageId", wireType)
 			}
 			m.PackageId = 0
 			m.PackageId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3823,7 +3822,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DieId", wireType)
+				return errWrongWireType("DieId", wireType)
 			}
 			m.DieId = 0
 			m.DieId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3832,7 +3831,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field ClusterId", wireType)
+				return errWrongWireType("ClusterId", wireType)
 			}
 			m.ClusterId = 0
 			m.ClusterId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3841,7 +3840,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CoreId", wireType)
+				return errWrongWireType("CoreId", wireType)
 			}
 			m.CoreId = 0
 			m.CoreId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3850,7 +3849,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNode", wireType)
+				return errWrongWireType("NumaNode", wireType)
 			}
 			m.NumaNode = 0
 			m.NumaNode, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -3903,7 +3902,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.ThreadSiblings = append(m.ThreadSiblings, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field ThreadSiblings", wireType)
+				return errWrongWireType("ThreadSiblings", wireType)
 			}
 		case 8:
 			if wireType == 0 {
@@ -3951,11 +3950,11 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.CacheIds = append(m.CacheIds, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field CacheIds", wireType)
+				return errWrongWireType("CacheIds", wireType)
 			}
 		case 9:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field CoreType", wireType)
+				return errWrongWireType("CoreType", wireType)
 			}
 			m.CoreType = 0
 			var _v uint64
@@ -3966,7 +3965,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 10:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Isolated", wireType)
+				return errWrongWireType("Isolated", wireType)
 			}
 			var v int
 			var _v uint64
@@ -3978,7 +3977,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.Isolated = bool(v != 0)
 		case 11:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MinFreqKhz", wireType)
+				return errWrongWireType("MinFreqKhz", wireType)
 			}
 			m.MinFreqKhz = 0
 			m.MinFreqKhz, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3987,7 +3986,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 12:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MaxFreqKhz", wireType)
+				return errWrongWireType("MaxFreqKhz", wireType)
 			}
 			m.MaxFreqKhz = 0
 			m.MaxFreqKhz, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -3996,7 +3995,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 13:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field BaseFreqKhz", wireType)
+				return errWrongWireType("BaseFreqKhz", wireType)
 			}
 			m.BaseFreqKhz = 0
 			m.BaseFreqKhz, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4005,7 +4004,7 @@ func (m *CPU) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 14:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field EnergyPerformancePreference", wireType)
+				return errWrongWireType("EnergyPerformancePreference", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4065,15 +4064,15 @@ func (m *Cache) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: Cache: wiretype end group for non-group")
+			return errEndGroup("Cache")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: Cache: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("Cache", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			m.Id = 0
 			m.Id, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4082,7 +4081,7 @@ func (m *Cache) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Level", wireType)
+				return errWrongWireType("Level", wireType)
 			}
 			m.Level = 0
 			m.Level, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4091,7 +4090,7 @@ func (m *Cache) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Type", wireType)
+				return errWrongWireType("Type", wireType)
 			}
 			m.Type = 0
 			var _v uint64
@@ -4102,7 +4101,7 @@ func (m *Cache) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 4:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SizeBytes", wireType)
+				return errWrongWireType("SizeBytes", wireType)
 			}
 			m.SizeBytes = 0
 			m.SizeBytes, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4155,11 +4154,11 @@ func (m *Cache) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.Cpus = append(m.Cpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field SysfsId", wireType)
+				return errWrongWireType("SysfsId", wireType)
 			}
 			m.SysfsId = 0
 			m.SysfsId, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4202,15 +4201,15 @@ func (m *NodeDistance) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NodeDistance: wiretype end group for non-group")
+			return errEndGroup("NodeDistance")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NodeDistance: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NodeDistance", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Node", wireType)
+				return errWrongWireType("Node", wireType)
 			}
 			m.Node = 0
 			m.Node, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4219,7 +4218,7 @@ func (m *NodeDistance) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Distance", wireType)
+				return errWrongWireType("Distance", wireType)
 			}
 			m.Distance = 0
 			m.Distance, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4262,15 +4261,15 @@ func (m *NUMANode) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NUMANode: wiretype end group for non-group")
+			return errEndGroup("NUMANode")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NUMANode: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NUMANode", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Id", wireType)
+				return errWrongWireType("Id", wireType)
 			}
 			m.Id = 0
 			m.Id, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4279,7 +4278,7 @@ func (m *NUMANode) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 2:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryBytes", wireType)
+				return errWrongWireType("MemoryBytes", wireType)
 			}
 			m.MemoryBytes = 0
 			m.MemoryBytes, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4332,11 +4331,11 @@ func (m *NUMANode) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.Cpus = append(m.Cpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field Cpus", wireType)
+				return errWrongWireType("Cpus", wireType)
 			}
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Distances", wireType)
+				return errWrongWireType("Distances", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4362,7 +4361,7 @@ func (m *NUMANode) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field MemoryKind", wireType)
+				return errWrongWireType("MemoryKind", wireType)
 			}
 			m.MemoryKind = 0
 			var _v uint64
@@ -4373,7 +4372,7 @@ func (m *NUMANode) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field HugepagesTotal", wireType)
+				return errWrongWireType("HugepagesTotal", wireType)
 			}
 			var msglen int
 			var _v uint64
@@ -4468,15 +4467,15 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: PCIDevice: wiretype end group for non-group")
+			return errEndGroup("PCIDevice")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: PCIDevice: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("PCIDevice", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Address", wireType)
+				return errWrongWireType("Address", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4502,7 +4501,7 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field VendorId", wireType)
+				return errWrongWireType("VendorId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4528,7 +4527,7 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field DeviceId", wireType)
+				return errWrongWireType("DeviceId", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4554,7 +4553,7 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Class", wireType)
+				return errWrongWireType("Class", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4580,7 +4579,7 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNode", wireType)
+				return errWrongWireType("NumaNode", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4590,7 +4589,7 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.NumaNode = &v
 		case 6:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PcieRoot", wireType)
+				return errWrongWireType("PcieRoot", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4616,7 +4615,7 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 7:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Driver", wireType)
+				return errWrongWireType("Driver", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4686,7 +4685,7 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 					m.LocalCpus = append(m.LocalCpus, v)
 				}
 			} else {
-				return fmt.Errorf("proto: wrong wireType = %d for field LocalCpus", wireType)
+				return errWrongWireType("LocalCpus", wireType)
 			}
 		default:
 			iNdEx = preIndex
@@ -4724,15 +4723,15 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 		fieldNum := int32(wire >> 3)
 		wireType := int(wire & 0x7)
 		if wireType == 4 {
-			return fmt.Errorf("proto: NetworkInterface: wiretype end group for non-group")
+			return errEndGroup("NetworkInterface")
 		}
 		if fieldNum <= 0 {
-			return fmt.Errorf("proto: NetworkInterface: illegal tag %d (wire type %d)", fieldNum, wire)
+			return errIllegalTag("NetworkInterface", fieldNum, wire)
 		}
 		switch fieldNum {
 		case 1:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+				return errWrongWireType("Name", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4758,7 +4757,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 2:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PciAddress", wireType)
+				return errWrongWireType("PciAddress", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4784,7 +4783,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 3:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field NumaNode", wireType)
+				return errWrongWireType("NumaNode", wireType)
 			}
 			var v uint32
 			v, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4794,7 +4793,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.NumaNode = &v
 		case 4:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mac", wireType)
+				return errWrongWireType("Mac", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4820,7 +4819,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 5:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Addresses", wireType)
+				return errWrongWireType("Addresses", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4846,7 +4845,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 6:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Mtu", wireType)
+				return errWrongWireType("Mtu", wireType)
 			}
 			m.Mtu = 0
 			m.Mtu, iNdEx, err = protobuf_go_lite.DecodeVarintUint32(dAtA, iNdEx)
@@ -4855,7 +4854,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			}
 		case 7:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Virtual", wireType)
+				return errWrongWireType("Virtual", wireType)
 			}
 			var v int
 			var _v uint64
@@ -4867,7 +4866,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			m.Virtual = bool(v != 0)
 		case 8:
 			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field PcieRoot", wireType)
+				return errWrongWireType("PcieRoot", wireType)
 			}
 			var stringLen uint64
 			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
@@ -4893,7 +4892,7 @@ func (m *NetworkInterface) UnmarshalVTUnsafe(dAtA []byte) error {
 			iNdEx = postIndex
 		case 9:
 			if wireType != 0 {
-				return fmt.Errorf("proto: wrong wireType = %d for field Up", wireType)
+				return errWrongWireType("Up", wireType)
 			}
 			var v int
 			var _v uint64

@@ -29,7 +29,7 @@ type saver struct {
 	mu      sync.Mutex // serializes saves (Checkpoint is not concurrent-safe)
 	savedAt uint64     // journal generation of the last successful (durable) save
 	saved   bool
-	buf     []byte // the encoded journal, reused
+	buf     []byte // the encoded journal, reused within a burst of changes
 	rec     []byte // saveNow's log record, reused; under the manager's lock
 	// failing holds the last save's error while saves fail (a read-only
 	// state directory); Ready reports it.
@@ -74,6 +74,7 @@ func (m *Manager) save() {
 	m.mu.Lock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.dropBufferWhenQuiet()
 	buf, gen, ok := m.encodeLocked()
 	mark := s.ck.LogMark() // appends wait for the manager's lock: the copy covers the log up to here
 	m.mu.Unlock()
@@ -86,6 +87,16 @@ func (m *Manager) save() {
 	}
 	if err := s.ck.TrimLog(mark); err != nil {
 		m.log.Error(err, "decision log not trimmed; it replays to the same journal and is trimmed at the next save")
+	}
+}
+
+// dropBufferWhenQuiet lets the encoded journal's buffer go when no save is
+// pending: the burst of changes is over. The buffer holds the whole journal
+// (~2 MB with 1,000 containers); it is reused within a burst, not kept
+// between bursts. The saver's lock is held.
+func (s *saver) dropBufferWhenQuiet() {
+	if len(s.kickC) == 0 {
+		s.buf = nil
 	}
 }
 

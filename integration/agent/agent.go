@@ -448,24 +448,29 @@ func (a *Agent) Status(field string) (int64, error) { return ProcStatus(a.PID(),
 
 // ProcStatus is a size field of process pid's /proc/PID/status, in bytes.
 func ProcStatus(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return procField(fmt.Sprintf("/proc/%d/status", pid), field)
+}
+
+// procField reads a "Field:   12345 kB" line of a /proc file, in bytes.
+func procField(path, field string) (int64, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("process %d's %s: %w", pid, field, err)
+		return 0, fmt.Errorf("%s of %s: %w", field, path, err)
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(v) // "12345 kB"
 			if len(f) != 2 || f[1] != "kB" {
-				return 0, fmt.Errorf("process %d's %s: %q in /proc/%d/status is not in kB", pid, field, line, pid)
+				return 0, fmt.Errorf("%s of %s: %q is not in kB", field, path, line)
 			}
 			kb, err := strconv.ParseInt(f[0], 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("process %d's %s: %q in /proc/%d/status: %w", pid, field, line, pid, err)
+				return 0, fmt.Errorf("%s of %s: %q: %w", field, path, line, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("process %d's %s: no such field in /proc/%d/status", pid, field, pid)
+	return 0, fmt.Errorf("%s of %s: no such field", field, path)
 }
 
 // Log returns the agent's whole log, every start included.
@@ -510,4 +515,10 @@ func (a *Agent) logTail(n int) string {
 		b = b[i+1:]
 	}
 	return "[...]\n" + string(b)
+}
+
+// SmapsRollup is a size field of process pid's /proc/PID/smaps_rollup
+// ("Pss", "Private_Dirty", "Anonymous"), in bytes.
+func SmapsRollup(pid int, field string) (int64, error) {
+	return procField(fmt.Sprintf("/proc/%d/smaps_rollup", pid), field)
 }

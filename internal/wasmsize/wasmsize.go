@@ -31,11 +31,18 @@ type Package struct {
 	CodeBytes int    // their size in the code section
 }
 
+// Function is one function body.
+type Function struct {
+	Name      string // as the name section writes it, mangled ("encoding_json.Marshal"); "(unnamed)" without one
+	CodeBytes int    // its size in the code section
+}
+
 // Report is a module's breakdown.
 type Report struct {
-	Size     int       // the whole module
-	Sections []Section // in module order
-	Packages []Package // largest first; ties by name
+	Size      int        // the whole module
+	Sections  []Section  // in module order
+	Packages  []Package  // largest first; ties by name
+	Functions []Function // every body, largest first; ties by name
 }
 
 // standard names the section ids of the WebAssembly 2.0 core specification.
@@ -98,10 +105,11 @@ func Analyze(module []byte) (*Report, error) {
 	}
 	byPkg := map[string]*Package{}
 	for i, size := range bodies {
-		pkg := "(unnamed)"
-		if name, ok := names[imported+i]; ok {
-			pkg = PackageOf(name)
+		name, pkg := "(unnamed)", "(unnamed)"
+		if n, ok := names[imported+i]; ok {
+			name, pkg = n, PackageOf(n)
 		}
+		rep.Functions = append(rep.Functions, Function{Name: name, CodeBytes: size})
 		p := byPkg[pkg]
 		if p == nil {
 			p = &Package{Name: pkg}
@@ -120,7 +128,27 @@ func Analyze(module []byte) (*Report, error) {
 		}
 		return a.Name < b.Name
 	})
+	sort.Slice(rep.Functions, func(i, j int) bool {
+		a, b := rep.Functions[i], rep.Functions[j]
+		if a.CodeBytes != b.CodeBytes {
+			return a.CodeBytes > b.CodeBytes
+		}
+		return a.Name < b.Name
+	})
 	return rep, nil
+}
+
+// FunctionsIn is the functions of the packages prefix names (an import
+// path and everything under it, as in Group), largest first.
+func (r *Report) FunctionsIn(prefix string) []Function {
+	m := mangle(prefix)
+	var out []Function
+	for _, f := range r.Functions {
+		if pkg := PackageOf(f.Name); pkg == m || strings.HasPrefix(pkg, m+"_") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // PackageOf is the package of a function's name in a Go module's "name"

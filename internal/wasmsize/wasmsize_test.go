@@ -87,6 +87,25 @@ func TestAnalyzeAttributesBodiesByName(t *testing.T) {
 			t.Errorf("package %d = %+v, want %+v", i, rep.Packages[i], want[i])
 		}
 	}
+	wantFuncs := []Function{
+		{Name: "github.com_x_y_z.F", CodeBytes: 200},
+		{Name: "encoding_json.__decodeState_.object", CodeBytes: 5},
+		{Name: "encoding_json.Marshal", CodeBytes: 3},
+	}
+	if len(rep.Functions) != len(wantFuncs) {
+		t.Fatalf("functions %+v, want %+v", rep.Functions, wantFuncs)
+	}
+	for i := range wantFuncs {
+		if rep.Functions[i] != wantFuncs[i] {
+			t.Errorf("function %d = %+v, want %+v", i, rep.Functions[i], wantFuncs[i])
+		}
+	}
+	if got := rep.FunctionsIn("encoding/json"); len(got) != 2 || got[0].CodeBytes != 5 || got[1].CodeBytes != 3 {
+		t.Errorf("FunctionsIn(encoding/json) = %+v, want its two bodies, largest first", got)
+	}
+	if got := rep.FunctionsIn("github.com/x"); len(got) != 1 || got[0].Name != "github.com_x_y_z.F" {
+		t.Errorf("FunctionsIn(github.com/x) = %+v, want the one body under it", got)
+	}
 	if got := rep.Group("github.com/x"); len(got) != 2 || got[0].Name != "github.com_x" || got[0].CodeBytes != 200 {
 		t.Errorf("Group(github.com/x) = %+v, want github.com_x first with 200 bytes", got)
 	}

@@ -372,51 +372,95 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts, tf *treeFree) 
 	}
 	sh := ix.tree.shapes[split]
 	free, extra := tf[split], sh.scratch // extra: CPUs released so far
-	for _, id := range cands {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]]++
-		}
+	if len(o.prefer) > 0 {
+		sh.recount(cpuset.New(cands...))
+	} else {
+		sh.recount(cur)
 	}
+	keys := sh.key[:len(sh.key)-1] // see recount: no thread level
 	rank := ix.tree.rank[tThread]
 	taken := make([]bool, len(cands))
+	first := len(picked)
 	for len(picked) < n {
-		best := -1
-		for i, id := range cands {
-			if !taken[i] && (best < 0 || sh.releaseBefore(id, cands[best], free, rank)) {
-				best = i
-			}
-		}
+		best := sh.releaseFirst(cands, taken, free, rank)
 		taken[best] = true
 		id := cands[best]
 		picked = append(picked, id)
-		for i, key := range sh.key {
+		for i, key := range keys {
 			sh.cur[i][key[id]]--
 			extra[i][key[id]]++
 		}
 	}
-	for _, id := range cands {
-		for i, key := range sh.key {
-			sh.cur[i][key[id]], extra[i][key[id]] = 0, 0
+	// sh.cur counts sh.counted again, extra nothing.
+	for _, id := range picked[first:] {
+		for i, key := range keys {
+			sh.cur[i][key[id]]++
+			extra[i][key[id]] = 0
 		}
 	}
 	return cpuset.New(picked...)
 }
 
-// releaseBefore tells whether nri-plugins' sorterRelease puts leaf a
-// before leaf b: level by level, fewer of the CPUs to choose from (sh.cur),
-// then level by level fewer free CPUs (free, plus those released in this
-// deflate, sh.scratch), then the higher thread name (rank).
-func (sh *treeShape) releaseBefore(a, b uint32, free [][]int32, rank []int32) bool {
-	for i, key := range sh.key {
-		if ca, cb := sh.cur[i][key[a]], sh.cur[i][key[b]]; ca != cb {
-			return ca < cb
+// releaseFirst is the index in cands of the leaf, not taken yet, that
+// nri-plugins' sorterRelease puts first: level by level, the fewest of the
+// CPUs to choose from (sh.cur), then level by level the fewest free CPUs
+// (free, plus those released in this deflate, sh.scratch), then the highest
+// thread name (rank, one per thread, so one leaf is first). Like a choice's
+// keep, it keeps level by level only the candidates that tie so far, in
+// plain loops: in Wasm a comparison function called per candidate cost
+// more than the comparisons.
+func (sh *treeShape) releaseFirst(cands []uint32, taken []bool, free [][]int32, rank []int32) int {
+	keys := sh.key[:len(sh.key)-1] // see recount: no thread level
+	s := sh.s1[:0]
+	for i := range cands {
+		if !taken[i] {
+			s = append(s, int32(i))
 		}
 	}
-	for i, key := range sh.key {
-		fa, fb := free[i][key[a]]+sh.scratch[i][key[a]], free[i][key[b]]+sh.scratch[i][key[b]]
-		if fa != fb {
-			return fa < fb
+	for i, key := range keys {
+		if len(s) == 1 {
+			break
+		}
+		c := sh.cur[i]
+		best := c[key[cands[s[0]]]]
+		out := s[:1]
+		for _, k := range s[1:] {
+			switch v := c[key[cands[k]]]; {
+			case v == best:
+				out = append(out, k)
+			case v < best:
+				best = v
+				out = append(out[:0], k)
+			}
+		}
+		s = out
+	}
+	for i, key := range keys {
+		if len(s) == 1 {
+			break
+		}
+		f, x := free[i], sh.scratch[i]
+		node := key[cands[s[0]]]
+		best := f[node] + x[node]
+		out := s[:1]
+		for _, k := range s[1:] {
+			node := key[cands[k]]
+			switch v := f[node] + x[node]; {
+			case v == best:
+				out = append(out, k)
+			case v < best:
+				best = v
+				out = append(out[:0], k)
+			}
+		}
+		s = out
+	}
+	first := s[0]
+	for _, k := range s[1:] {
+		if rank[cands[k]] > rank[cands[first]] {
+			first = k
 		}
 	}
-	return rank[a] > rank[b]
+	sh.s1 = s[:0]
+	return int(first)
 }

@@ -17,8 +17,14 @@ type balloon struct {
 	label  string // "TYPE[INSTANCE]"
 	cpus   cpuset.Set
 	shared cpuset.Set
-	// members are its containers, sorted by id.
+	// members are its containers, sorted by id; ids their ids.
 	members []*container
+	ids     []string
+	// held are the lists its synced members were last given, nSynced how
+	// many they are (RATIONALE.md, "Why do a balloon's containers share
+	// what they were given?").
+	held    pinned
+	nSynced int
 	milli   int64 // the containers' requests
 	nss     map[string]int
 	groups  map[string]int
@@ -72,21 +78,32 @@ func compareIDs(c *container, id string) int { return cmp.Compare(c.id, id) }
 func (b *balloon) addMember(c *container) {
 	i, _ := slices.BinarySearchFunc(b.members, c.id, compareIDs)
 	b.members = slices.Insert(b.members, i, c)
+	b.ids = slices.Insert(b.ids, i, c.id)
 }
 
-// dropMember takes container id off b's list.
+// dropMember takes container id off b's list; it keeps what it was given.
 func (b *balloon) dropMember(id string) {
 	if i, found := slices.BinarySearchFunc(b.members, id, compareIDs); found {
+		c := b.members[i]
+		b.unsync(c)
 		b.members = slices.Delete(b.members, i, i+1)
+		b.ids = slices.Delete(b.ids, i, i+1)
+	}
+}
+
+// unsync gives c its own copy of the lists it shares with b.
+func (b *balloon) unsync(c *container) {
+	if c.synced {
+		c.cpus, c.mems = b.held.cpus, b.held.mems
+		c.synced = false
+		b.nSynced--
 	}
 }
 
 // memberIDs are b's containers' ids, sorted.
 func (b *balloon) memberIDs() []string {
-	ids := make([]string, len(b.members))
-	for i, c := range b.members {
-		ids[i] = c.id
-	}
+	ids := make([]string, len(b.ids))
+	copy(ids, b.ids)
 	return ids
 }
 

@@ -50,9 +50,11 @@ type treeShape struct {
 	// order[lo[i][k]:lo[i][k+1]].
 	order []uint32
 	lo    [][]int32
-	// scratch counts the candidate CPUs per node when hints restrict them;
-	// cur the balloon's CPUs; both zero between choices.
+	// scratch counts the candidate CPUs per node when hints restrict them,
+	// zero between choices; cur counts the CPUs of counted, the set a
+	// choice or a deflate last looked at, above the thread level (recount).
 	scratch, cur [][]int32
+	counted      cpuset.Set
 	// s1, s2 are the choice's lists of surviving nodes.
 	s1, s2 []int32
 }
@@ -237,7 +239,7 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 		return 0, 0, false
 	}
 	q := qualify{sh: sh, free: free, depth: depth, n: int32(n)}
-	sh.countCur(cur, true)
+	sh.recount(cur)
 	s := sh.s1[:0]
 	for k := range free[0] {
 		if q.ok(0, int32(k)) {
@@ -268,29 +270,31 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 			best = k
 		}
 	}
-	sh.countCur(cur, false)
 	sh.s1 = s[:0]
 	return depth, best, true
 }
 
-// countCur counts cur's CPUs per node in sh.cur (count), or zeroes those
-// counts again (!count), level by level, so that the inner loop keeps one
-// level's keys and counts at hand. The thread level is left out: a choice
-// compares threads that are candidates, free CPUs, which no balloon holds,
-// so their counts are zero anyway.
-func (sh *treeShape) countCur(cur cpuset.Set, count bool) {
-	for i, key := range sh.key[:len(sh.key)-1] {
-		c := sh.cur[i]
-		if !count {
-			for id := range cur.All() {
-				c[key[id]] = 0
-			}
-			continue
+// recount makes sh.cur count cur's CPUs per node, from the counts of the
+// set counted before: the CPUs that left it are taken off, those that joined
+// it added. Most choices are about the balloon of the choice before, grown
+// or shrunk by a CPU or two, so this touches those CPUs only where counting
+// anew touched all of the balloon's CPUs twice (to count, then to zero),
+// level by level (RATIONALE.md, "Why keep the tree's counts of a
+// balloon?"). The thread level is left out: a choice compares threads that
+// are candidates, free CPUs, which no balloon holds, and a deflate's
+// candidates are one thread each, so their counts there never differ.
+func (sh *treeShape) recount(cur cpuset.Set) {
+	keys := sh.key[:len(sh.key)-1]
+	for id, joined := range sh.counted.Changes(cur) {
+		d := int32(-1)
+		if joined {
+			d = 1
 		}
-		for id := range cur.All() {
-			c[key[id]]++
+		for i, key := range keys {
+			sh.cur[i][key[id]] += d
 		}
 	}
+	sh.counted = cur
 }
 
 // qualify tells which nodes hold a node at depth with n candidates.

@@ -1,6 +1,7 @@
 package balloons
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -117,14 +118,21 @@ func TestTreeRelease(t *testing.T) {
 }
 
 // scratchZero fails t unless every scratch count of the tree's shapes is
-// zero again, as a choice or a deflate must leave them.
+// zero again, as a choice or a deflate must leave them, and the balloon
+// counts (cur) are those of the set counted, above the thread level.
 func scratchZero(t *testing.T, ix *topoIndex) {
 	t.Helper()
 	for s, sh := range ix.tree.shapes {
 		for i := range sh.levels {
+			want := make([]int32, len(sh.cur[i]))
+			if i < len(sh.levels)-1 {
+				for id := range sh.counted.All() {
+					want[sh.key[i][id]]++
+				}
+			}
 			for k := range sh.cur[i] {
-				if sh.cur[i][k] != 0 || sh.scratch[i][k] != 0 {
-					t.Fatalf("shape %d level %d node %d: scratch counts left non-zero", s, i, k)
+				if sh.cur[i][k] != want[k] || sh.scratch[i][k] != 0 {
+					t.Fatalf("shape %d level %d node %d: counts %d, %d; want %d of %s, 0", s, i, k, sh.cur[i][k], sh.scratch[i][k], want[k], sh.counted)
 				}
 			}
 		}
@@ -167,4 +175,84 @@ func BenchmarkTreeChoice4096(b *testing.B) {
 			})
 		}
 	}
+}
+
+// releaseBefore is the reference releaseFirst is checked against, one
+// comparison of two leaves: whether nri-plugins' sorterRelease puts leaf a
+// before leaf b: level by level, fewer of the CPUs to choose from (sh.cur),
+// then level by level fewer free CPUs (free, plus those released in this
+// deflate, sh.scratch), then the higher thread name (rank).
+func (sh *treeShape) releaseBefore(a, b uint32, free [][]int32, rank []int32) bool {
+	keys := sh.key[:len(sh.key)-1] // see recount: no thread level
+	for i, key := range keys {
+		if ca, cb := sh.cur[i][key[a]], sh.cur[i][key[b]]; ca != cb {
+			return ca < cb
+		}
+	}
+	for i, key := range keys {
+		fa, fb := free[i][key[a]]+sh.scratch[i][key[a]], free[i][key[b]]+sh.scratch[i][key[b]]
+		if fa != fb {
+			return fa < fb
+		}
+	}
+	return rank[a] > rank[b]
+}
+
+// TestReleaseFirst: releaseFirst, which keeps the candidates that tie level
+// by level, picks the leaf a scan comparing each candidate with the best so
+// far (releaseBefore) picks, on random balloons, free CPUs and candidates
+// already taken, in both shapes of Sparse4096CPU8Socket's tree.
+func TestReleaseFirst(t *testing.T) {
+	ix, err := newTopoIndex(policytest.Machine(t, "Sparse4096CPU8Socket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(15, 2))
+	rank := ix.tree.rank[tThread]
+	for round := range 200 {
+		tf := ix.tree.newFree()
+		var cands []uint32
+		for _, id := range ix.onlineIDs {
+			switch r := rng.IntN(100); {
+			case r < 3:
+				cands = append(cands, id)
+			case r < 60:
+				ix.tree.add(tf, id, 1)
+			}
+		}
+		taken := make([]bool, len(cands))
+		for i := range taken {
+			taken[i] = rng.IntN(4) == 0
+		}
+		taken[0] = false
+		for split, sh := range ix.tree.shapes {
+			sh.recount(cpuset.New(cands...))
+			for i := range cands {
+				if taken[i] { // released earlier in the deflate
+					for l, key := range sh.key[:len(sh.key)-1] {
+						sh.cur[l][key[cands[i]]]--
+						sh.scratch[l][key[cands[i]]]++
+					}
+				}
+			}
+			want := -1
+			for i, id := range cands {
+				if !taken[i] && (want < 0 || sh.releaseBefore(id, cands[want], tf[split], rank)) {
+					want = i
+				}
+			}
+			if got := sh.releaseFirst(cands, taken, tf[split], rank); got != want {
+				t.Fatalf("round %d, shape %d: releaseFirst = cpu%d, the scan cpu%d", round, split, cands[got], cands[want])
+			}
+			for i := range cands {
+				if taken[i] {
+					for l, key := range sh.key[:len(sh.key)-1] {
+						sh.cur[l][key[cands[i]]]++
+						sh.scratch[l][key[cands[i]]] = 0
+					}
+				}
+			}
+		}
+	}
+	scratchZero(t, ix)
 }

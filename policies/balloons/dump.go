@@ -67,7 +67,8 @@ func (s *state) dump() Dump {
 	}
 	for _, id := range sortedKeys(s.ctrs) {
 		c := s.ctrs[id]
-		dc := DumpContainer{ID: id, Namespace: c.ns, CPUs: c.cpus, Mems: c.mems, Milli: c.milli, HideHT: c.hideHT, MemoryTypes: c.memTypes.String()}
+		cpus, mems := c.lists()
+		dc := DumpContainer{ID: id, Namespace: c.ns, CPUs: cpus, Mems: mems, Milli: c.milli, HideHT: c.hideHT, MemoryTypes: c.memTypes.String()}
 		if c.b != nil {
 			dc.Balloon = c.b.name()
 		}

@@ -60,7 +60,8 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 
 // adjustment is what c gets at creation.
 func (c *container) adjustment() *abi.ContainerAdjustment {
-	a := &abi.ContainerAdjustment{CpusetCpus: c.cpus, CpusetMems: c.mems}
+	cpus, mems := c.lists()
+	a := &abi.ContainerAdjustment{CpusetCpus: cpus, CpusetMems: mems}
 	if c.b != nil {
 		a.Annotations = map[string]string{keyAssigned: c.b.name()}
 	}
@@ -212,7 +213,9 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 	var updates []*abi.ContainerUpdate
 	for _, id := range sortedKeys(st.ctrs) {
 		c, o := st.ctrs[id], old.ctrs[id]
-		if u := abi.ChangedUpdate(id, o.cpus, c.cpus, o.mems, c.mems); u != nil {
+		oCPUs, oMems := o.lists()
+		cpus, mems := c.lists()
+		if u := abi.ChangedUpdate(id, oCPUs, cpus, oMems, mems); u != nil {
 			updates = append(updates, u)
 		}
 	}

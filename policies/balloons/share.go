@@ -43,9 +43,12 @@ func (s *state) reshare() {
 }
 
 // reshareDelta updates what b shares from the CPUs of delta, those that
-// joined or left the free ones, when b's zone stayed the same.
+// joined or left the free ones, when b's zone stayed the same. The CPUs to
+// add and drop are gathered in the state's scratch lists (sorted, as delta
+// is) and applied in one cpuset.Set.Edit: one allocation for a balloon
+// whose share changes, none for one whose share does not.
 func (s *state) reshareDelta(b *balloon, delta []uint32) {
-	var add, rm []uint32
+	add, rm := s.shareAdd[:0], s.shareRm[:0]
 	for _, id := range delta {
 		if !b.zone.Contains(id) {
 			continue
@@ -58,11 +61,12 @@ func (s *state) reshareDelta(b *balloon, delta []uint32) {
 		}
 	}
 	if len(add) > 0 || len(rm) > 0 {
-		s.setShared(b, b.shared.Union(cpuset.New(add...)).Difference(cpuset.New(rm...)))
+		s.setShared(b, b.shared.Edit(add, rm))
 	}
+	s.shareAdd, s.shareRm = add[:0], rm[:0]
 }
 
-// sharesIdle tells whether// sharesIdle tells whether b shares exactly the idle CPUs of its zone
+// sharesIdle tells whether b shares exactly the idle CPUs of its zone
 // (without allocating: most reshares change nothing).
 func (s *state) sharesIdle(b *balloon) bool {
 	n := 0

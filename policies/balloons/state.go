@@ -48,8 +48,18 @@ type container struct {
 	memTypes          memTypes // the memory-type annotation; 0: its balloon type's memoryTypes
 	group             string
 	claims            []string
-	// cpus and mems are what it was last given ("" leaves the runtime's).
+	// cpus and mems are what it was last given ("" leaves the runtime's),
+	// unless synced: then it holds its balloon's held lists (lists).
 	cpus, mems string
+	synced     bool
+}
+
+// lists are the cpuset_cpus and cpuset_mems c was last given.
+func (c *container) lists() (cpus, mems string) {
+	if c.synced {
+		return c.b.held.cpus, c.b.held.mems
+	}
+	return c.cpus, c.mems
 }
 
 // state is everything the policy decided since Init.
@@ -87,6 +97,8 @@ type state struct {
 	ids    []string
 	// open is chooseBalloon's scratch list, kept between calls.
 	open []openBalloon
+	// shareAdd and shareRm are reshareDelta's scratch lists.
+	shareAdd, shareRm []uint32
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {

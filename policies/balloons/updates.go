@@ -107,6 +107,12 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	groups, ids := s.groups[:0], s.ids[:0]
 	var cpusCmp, memsCmp listCompare
 	for _, b := range s.dirty.Items() {
+		if s.updateSynced(b, skip, &groups, &ids, &cpusCmp, &memsCmp) {
+			continue
+		}
+		for _, c := range b.members {
+			b.unsync(c)
+		}
 		for _, c := range b.members {
 			p := b.pin[pinSlot(c.hideHT, c.memTypes)]
 			if p == nil {
@@ -129,6 +135,7 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 			}
 			groups = append(groups, group{first: c.id, cpus: cpus, mems: mems, from: len(ids), to: len(ids)})
 		}
+		b.sync()
 	}
 	s.dirty.Clear()
 	var out []*abi.ContainerUpdate
@@ -150,6 +157,98 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	clear(ids)
 	s.groups, s.ids = groups[:0], ids[:0]
 	return out
+}
+
+// syncable tells whether c may share its balloon's held lists: it takes
+// the type's pinning as it is (no hidden hyperthreads, no memory-type
+// annotation, its memory nodes not preserved).
+func (c *container) syncable() bool { return !c.hideHT && c.memTypes == 0 && !c.keepMems }
+
+// sync lets b's containers share the lists they were given when all of them
+// can and hold the same strings.
+func (b *balloon) sync() {
+	if len(b.members) == 0 {
+		return
+	}
+	first := b.members[0]
+	for _, c := range b.members {
+		if !c.syncable() || !sameString(c.cpus, first.cpus) || !sameString(c.mems, first.mems) {
+			return
+		}
+	}
+	b.held = pinned{cpus: first.cpus, mems: first.mems}
+	for _, c := range b.members {
+		c.synced = true
+	}
+	b.nSynced = len(b.members)
+}
+
+// updateSynced is updates' loop for a balloon whose containers all share
+// its held lists (one of them may be skip, which holds its own): the change
+// is decided once, the held lists changed once, and the ids of all but
+// skip appended at once, in the order and groups the loop over each
+// container gives. It tells whether it applied.
+func (s *state) updateSynced(b *balloon, skip string, groups *[]group, ids *[]string, cpusCmp, memsCmp *listCompare) bool {
+	lone := -1 // skip's index among b's containers, when it is not synced
+	switch {
+	case len(b.members) == 0:
+		return true // nothing to tell, nothing to format
+	case b.nSynced != len(b.members):
+		i, found := slices.BinarySearch(b.ids, skip)
+		if !found || b.members[i].synced || b.nSynced != len(b.members)-1 || !b.members[i].syncable() {
+			return false
+		}
+		lone = i
+	}
+	p := b.pin[0]
+	if p == nil {
+		p = s.pinning(b, false, 0)
+	}
+	var cpus, mems string
+	if !sameString(b.held.cpus, p.cpus) && cpusCmp.changed(b.held.cpus, p.cpus) {
+		b.held.cpus, cpus = p.cpus, p.cpus
+	}
+	if !sameString(b.held.mems, p.mems) && memsCmp.changed(b.held.mems, p.mems) {
+		b.held.mems, mems = p.mems, p.mems
+	}
+	if lone >= 0 {
+		// skip answers no update; it is told its lists as the loop would.
+		c := b.members[lone]
+		if !sameString(c.cpus, p.cpus) && cpusCmp.changed(c.cpus, p.cpus) {
+			c.cpus = p.cpus
+		}
+		if !sameString(c.mems, p.mems) && memsCmp.changed(c.mems, p.mems) {
+			c.mems = p.mems
+		}
+		if sameString(c.cpus, b.held.cpus) && sameString(c.mems, b.held.mems) {
+			c.synced = true
+			b.nSynced++
+		}
+	}
+	if cpus == "" && mems == "" {
+		return true
+	}
+	before, after := b.ids, []string(nil)
+	if lone >= 0 {
+		before, after = b.ids[:lone], b.ids[lone+1:]
+	}
+	if len(before) == 0 {
+		before, after = after, nil
+	}
+	if len(before) == 0 {
+		return true
+	}
+	g, out := *groups, *ids
+	if n := len(g); n > 0 && sameList(g[n-1].cpus, cpus) && sameList(g[n-1].mems, mems) {
+		out = append(out, before...)
+	} else {
+		g = append(g, group{first: before[0], cpus: cpus, mems: mems, from: len(out)})
+		out = append(out, before[1:]...)
+	}
+	out = append(out, after...)
+	g[len(g)-1].to = len(out)
+	*groups, *ids = g, out
+	return true
 }
 
 // sameList is a == b, answered without reading the bytes when both are one

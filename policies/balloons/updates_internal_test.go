@@ -1,12 +1,16 @@
 package balloons
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/sdk/go/kit/containers"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
@@ -145,4 +149,119 @@ func TestPinningKeptForReturn(t *testing.T) {
 	if fresh := check("1-3 sharing 8"); fresh == two {
 		t.Errorf("1-3 sharing 8 took back the pinning of 1-3 sharing none")
 	}
+}
+
+// TestSyncedAsEachContainer: a balloon whose containers share the lists
+// they were given (updateSynced) answers what the loop over each container
+// answers. Two policies get the same random creates, request changes and
+// removes (default, app and burst balloons, some containers hiding
+// hyperthreads, asking for memory types or preserving their memory nodes);
+// after every call the second has its containers unsynced, so it always
+// takes the loop. Their answers and dumps must be equal.
+func TestSyncedAsEachContainer(t *testing.T) {
+	const config = `
+reservedResources: {cpu: 1}
+balloonTypes:
+- name: app
+  namespaces: [app]
+  maxCPUs: 4
+- name: burst
+  namespaces: [burst]
+  maxCPUs: 2
+  shareIdleCPUsInSame: numa
+`
+	topo := policytest.Machine(t, "PMEM112CPUIsolated")
+	fast, loop := New(), New()
+	for _, p := range []*Policy{fast, loop} {
+		if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: topo}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unsyncAll := func(s *state) {
+		for _, b := range s.balloons {
+			for _, c := range b.members {
+				b.unsync(c)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(15, 1))
+	var live []string
+	synced := 0
+	for step := range 600 {
+		var same bool
+		var got, want any
+		switch op := rng.IntN(10); {
+		case op < 5 || len(live) < 3:
+			id := fmt.Sprintf("c%03d", step)
+			ann := map[string]string{}
+			switch rng.IntN(12) {
+			case 0:
+				ann[containers.KeyHideHyperthreads+"/pod"] = "true"
+			case 1:
+				ann[containers.KeyMemoryType+"/pod"] = "pmem"
+			case 2:
+				ann[containers.KeyPreserveMemory+"/pod"] = "true"
+			}
+			ns := []string{"default", "default", "app", "burst"}[rng.IntN(4)]
+			pod := &abi.PodSandbox{Id: "pod-" + id, Namespace: ns, Annotations: ann}
+			req := &abi.CreateContainerRequest{Pod: pod, Container: &abi.Container{Id: id, PodSandboxId: pod.Id, Name: id,
+				Resources: &abi.Resources{CpuRequestMilli: int64(100 * (1 + rng.IntN(12)))}}}
+			g, errGot := fast.CreateContainer(req)
+			w, errWant := loop.CreateContainer(req)
+			same, got, want = sameAnswer(g, w, errGot, errWant), []any{g, errGot}, []any{w, errWant}
+			if errWant == nil {
+				live = append(live, id)
+			}
+		case op < 7:
+			id := live[rng.IntN(len(live))]
+			req := &abi.UpdateContainerRequest{Container: &abi.Container{Id: id}, Resources: &abi.Resources{CpuRequestMilli: int64(100 * (1 + rng.IntN(12)))}}
+			g, errGot := fast.UpdateContainer(req)
+			w, errWant := loop.UpdateContainer(req)
+			same, got, want = sameAnswer(g, w, errGot, errWant), []any{g, errGot}, []any{w, errWant}
+		default:
+			i := rng.IntN(len(live))
+			req := &abi.RemoveContainerRequest{Container: &abi.Container{Id: live[i]}}
+			live = slices.Delete(live, i, i+1)
+			g, errGot := fast.RemoveContainer(req)
+			w, errWant := loop.RemoveContainer(req)
+			same, got, want = sameAnswer(g, w, errGot, errWant), []any{g, errGot}, []any{w, errWant}
+		}
+		if !same {
+			t.Fatalf("step %d: answered %v; the loop over each container %v", step, got, want)
+		}
+		if g, w := fast.st.dump(), loop.st.dump(); !reflect.DeepEqual(g, w) {
+			t.Fatalf("step %d: dumps differ:\n%+v\n%+v", step, g, w)
+		}
+		for _, b := range fast.st.balloons {
+			if b.nSynced > 0 {
+				synced++
+			}
+		}
+		unsyncAll(loop.st)
+	}
+	if synced == 0 {
+		t.Errorf("no balloon's containers were ever synced: the test compared the loop with itself")
+	}
+}
+
+// TestEmptyBalloonNotFormatted: updates formats no list for a changed
+// balloon without containers (an idle-sharing balloon whose zone saw a CPU
+// taken, say): there is no one to tell.
+func TestEmptyBalloonNotFormatted(t *testing.T) {
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte("reservedResources: {cpu: 1}\n"), Topology: policytest.Machine(t, "N4C16")}); err != nil {
+		t.Fatal(err)
+	}
+	s := p.st
+	b := s.makeBalloon(s.types[len(s.types)-1], 9)
+	s.setCPUs(b, cpuset.MustParse("4-5"))
+	if u := s.updates(""); len(u) != 0 || b.pin[0] != nil {
+		t.Errorf("updates = %v, pinning %v; want none and none formatted", u, b.pin[0])
+	}
+}
+
+// sameAnswer tells whether two calls answered alike: the same error, or
+// equal answers.
+func sameAnswer[T interface{ EqualVT(T) bool }](got, want T, errGot, errWant error) bool {
+	return fmt.Sprint(errGot) == fmt.Sprint(errWant) && (errWant != nil || got.EqualVT(want))
 }

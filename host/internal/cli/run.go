@@ -191,6 +191,8 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	// initialization and the start: drop them from the agent's page tables
 	// once it is ready (docs/performance.md, "Agent RSS, per component").
 	go releaseWhenReady(ctx, ready, log)
+	// And again after each burst of work (settle.go).
+	go settleAfterBursts(ctx, log)
 	if s, err := startShadow(cfg, topo, available, draDriverName(cfg, name), m, log, met); err != nil {
 		return err
 	} else if s != nil {

@@ -38,22 +38,22 @@ func NewDispatcher(p Policy) (*Dispatcher, error) {
 		Sdk:          SDKName,
 		ConfigFormat: configFormat,
 	}
-	d.bind(abi.Method_METHOD_INFO, true, serve(d.info, wrapInfo))
+	d.bind(abi.Method_METHOD_INFO, true, serve(newOf[abi.InfoRequest], d.info, wrapInfo))
 	d.bindInit()
-	bindCall(d, abi.Method_METHOD_RECONFIGURE, Reconfigurer.Reconfigure, wrapReconfigure)
-	bindCall(d, abi.Method_METHOD_DEVICES, DeviceProvider.Devices, wrapDevices)
-	bindCall(d, abi.Method_METHOD_ALLOCATE, Allocator.Allocate, wrapAllocate)
-	bindCall(d, abi.Method_METHOD_RELEASE, Releaser.Release, wrapRelease)
-	bindCall(d, abi.Method_METHOD_SYNCHRONIZE, Synchronizer.Synchronize, wrapSynchronize)
-	bindCall(d, abi.Method_METHOD_RUN_POD_SANDBOX, PodSandboxRunner.RunPodSandbox, wrapRunPodSandbox)
-	bindCall(d, abi.Method_METHOD_CREATE_CONTAINER, ContainerCreator.CreateContainer, wrapCreateContainer)
-	bindCall(d, abi.Method_METHOD_UPDATE_CONTAINER, ContainerUpdater.UpdateContainer, wrapUpdateContainer)
-	bindCall(d, abi.Method_METHOD_STOP_CONTAINER, ContainerStopper.StopContainer, wrapStopContainer)
-	bindCall(d, abi.Method_METHOD_REMOVE_CONTAINER, ContainerRemover.RemoveContainer, wrapRemoveContainer)
-	bindCall(d, abi.Method_METHOD_STOP_POD_SANDBOX, PodSandboxStopper.StopPodSandbox, wrapStopPodSandbox)
-	bindCall(d, abi.Method_METHOD_REMOVE_POD_SANDBOX, PodSandboxRemover.RemovePodSandbox, wrapRemovePodSandbox)
-	bindCall(d, abi.Method_METHOD_DUMP_STATE, StateDumper.DumpState, wrapDumpState)
-	bindCall(d, abi.Method_METHOD_POOLS, PoolReporter.Pools, wrapPools)
+	bindCall(d, abi.Method_METHOD_RECONFIGURE, newOf[abi.ReconfigureRequest], Reconfigurer.Reconfigure, wrapReconfigure)
+	bindCall(d, abi.Method_METHOD_DEVICES, newOf[abi.DevicesRequest], DeviceProvider.Devices, wrapDevices)
+	bindCall(d, abi.Method_METHOD_ALLOCATE, newOf[abi.AllocateRequest], Allocator.Allocate, wrapAllocate)
+	bindCall(d, abi.Method_METHOD_RELEASE, newOf[abi.ReleaseRequest], Releaser.Release, wrapRelease)
+	bindCall(d, abi.Method_METHOD_SYNCHRONIZE, newOf[abi.SynchronizeRequest], Synchronizer.Synchronize, wrapSynchronize)
+	bindCall(d, abi.Method_METHOD_RUN_POD_SANDBOX, newOf[abi.RunPodSandboxRequest], PodSandboxRunner.RunPodSandbox, wrapRunPodSandbox)
+	bindCall(d, abi.Method_METHOD_CREATE_CONTAINER, newOf[abi.CreateContainerRequest], ContainerCreator.CreateContainer, wrapCreateContainer)
+	bindCall(d, abi.Method_METHOD_UPDATE_CONTAINER, newOf[abi.UpdateContainerRequest], ContainerUpdater.UpdateContainer, wrapUpdateContainer)
+	bindCall(d, abi.Method_METHOD_STOP_CONTAINER, newOf[abi.StopContainerRequest], ContainerStopper.StopContainer, wrapStopContainer)
+	bindCall(d, abi.Method_METHOD_REMOVE_CONTAINER, newOf[abi.RemoveContainerRequest], ContainerRemover.RemoveContainer, wrapRemoveContainer)
+	bindCall(d, abi.Method_METHOD_STOP_POD_SANDBOX, newOf[abi.StopPodSandboxRequest], PodSandboxStopper.StopPodSandbox, wrapStopPodSandbox)
+	bindCall(d, abi.Method_METHOD_REMOVE_POD_SANDBOX, newOf[abi.RemovePodSandboxRequest], PodSandboxRemover.RemovePodSandbox, wrapRemovePodSandbox)
+	bindCall(d, abi.Method_METHOD_DUMP_STATE, newOf[abi.DumpStateRequest], StateDumper.DumpState, wrapDumpState)
+	bindCall(d, abi.Method_METHOD_POOLS, newOf[abi.PoolsRequest], PoolReporter.Pools, wrapPools)
 	return d, nil
 }
 
@@ -97,7 +97,7 @@ func (d *Dispatcher) HostABIMinor() uint32 { return d.hostMinor }
 // records the host's ABI minor either way.
 func (d *Dispatcher) bindInit() {
 	impl, ok := d.policy.(Initializer)
-	d.bind(abi.Method_METHOD_INIT, ok, serve(func(r *abi.InitRequest) (*abi.InitResponse, error) {
+	d.bind(abi.Method_METHOD_INIT, ok, serve(newOf[abi.InitRequest], func(r *abi.InitRequest) (*abi.InitResponse, error) {
 		d.hostMinor = r.GetHostAbiMinor()
 		if !ok {
 			return &abi.InitResponse{}, nil
@@ -133,6 +133,9 @@ func (d *Dispatcher) info(*abi.InfoRequest) (*abi.InfoResponse, error) {
 	return &abi.InfoResponse{Metadata: d.Metadata()}, nil
 }
 
+// bind is not inlined: bindCall's fifteen instances would each carry a copy.
+//
+//go:noinline
 func (d *Dispatcher) bind(m abi.Method, implemented bool, h handler) {
 	d.handlers[m] = h
 	if implemented && m != abi.Method_METHOD_INFO {
@@ -142,38 +145,57 @@ func (d *Dispatcher) bind(m abi.Method, implemented bool, h handler) {
 
 // bindCall binds method m to the policy's handler interface I when the policy
 // implements it, and to an empty answer otherwise.
-func bindCall[I any, Req any, PReq request[Req], Resp any](
-	d *Dispatcher, m abi.Method, call func(I, PReq) (*Resp, error), wrap func(*Resp) *abi.Response,
+//
+// Its type parameters other than I are pointers, one shape for the compiler:
+// serve is one function in the module for all fifteen methods, and
+// bindCall's instances (one per interface) stay small. Instances over the
+// request and response structs were each a copy of the code with a
+// kilobyte-long name (docs/performance.md, "The guest codec, one direction
+// per message").
+func bindCall[I any, PReq request, PResp any](
+	d *Dispatcher, m abi.Method, newReq func() PReq, call func(I, PReq) (PResp, error), wrap func(PResp) *abi.Response,
 ) {
 	impl, ok := d.policy.(I)
-	if !ok {
-		d.bind(m, false, serve(func(PReq) (*Resp, error) { return new(Resp), nil }, wrap))
-		return
+	answer := func(PReq) (resp PResp, err error) { return resp, nil } // nil: wrap answers an empty message
+	if ok {
+		answer = func(r PReq) (PResp, error) { return call(impl, r) }
 	}
-	d.bind(m, true, serve(func(r PReq) (*Resp, error) { return call(impl, r) }, wrap))
+	d.bind(m, ok, serve(newReq, answer, wrap))
 }
 
-// request is a generated request message.
-type request[T any] interface {
-	*T
+// request is a generated request message (a pointer).
+type request interface {
 	UnmarshalVTUnsafe([]byte) error
 }
 
-func serve[Req any, PReq request[Req], Resp any](call func(PReq) (*Resp, error), wrap func(*Resp) *abi.Response) handler {
+// newOf is a new message, for serve.
+func newOf[T any]() *T { return new(T) }
+
+// serve decodes a request with a new message from newReq, calls call and
+// puts its answer into the envelope with wrap, which answers an empty
+// message for nil.
+//
+// Not inlined: inlined into each bindCall instance its closure would be a
+// copy per call again.
+//
+//go:noinline
+func serve[PReq request, PResp any](newReq func() PReq, call func(PReq) (PResp, error), wrap func(PResp) *abi.Response) handler {
 	return func(raw []byte) *abi.Response {
-		req := PReq(new(Req))
+		req := newReq()
 		if err := req.UnmarshalVTUnsafe(raw); err != nil {
-			return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "", "decode request: %v", err))
+			return decodeError(err)
 		}
 		resp, err := call(req)
 		if err != nil {
 			return errorResponse(err)
 		}
-		if resp == nil {
-			resp = new(Resp)
-		}
 		return wrap(resp)
 	}
+}
+
+// decodeError answers a request that does not decode.
+func decodeError(err error) *abi.Response {
+	return errorResponse(abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "", "decode request: %v", err))
 }
 
 func errorResponse(err error) *abi.Response {

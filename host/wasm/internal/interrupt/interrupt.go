@@ -31,10 +31,16 @@
 // immediate byte is mistaken for an opcode; it fails on opcodes it does not
 // know rather than emit a corrupt module. Custom sections are kept except
 // DWARF ones (".debug_*"), whose code offsets the rewrite invalidates.
+//
+// Instrument also joins the module's data segments where only a few zero
+// bytes lie between them (mergeData): the same initial memory, from a few
+// dozen segments instead of a Go guest's tens of thousands, each of which
+// wazero keeps on the host's heap for as long as the module is loaded.
 package interrupt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nriwasm/nriwasm/host/wasm/internal/wasmbin"
@@ -53,7 +59,7 @@ const (
 	// Version names the form of the inserted check; it changes whenever
 	// Instrument's output for a given input does, so that caches of
 	// instrumented modules can key on it.
-	Version = "2"
+	Version = "3"
 )
 
 // countdownInit is the countdown's initializer: i32.const Countdown; end.
@@ -152,6 +158,9 @@ func Instrument(module []byte) ([]byte, int, error) {
 			if s.Payload, err = renumberSection(s, poll); err != nil {
 				return nil, 0, fmt.Errorf("interrupt: section %d at offset %d: %w", s.ID, s.Offset, err)
 			}
+			if s.ID == wasmbin.SectionData && !hasSection(kept, wasmbin.SectionDataCount) {
+				s.Payload = mergeData(s.Payload, s.Offset)
+			}
 		}
 		out = append(out, s)
 	}
@@ -160,6 +169,11 @@ func Instrument(module []byte) ([]byte, int, error) {
 		size += 1 + 5 + len(s.Payload)
 	}
 	return wasmbin.Encode(out, size), loops, nil
+}
+
+// hasSection reports whether sections hold one with the given id.
+func hasSection(sections []wasmbin.Section, id byte) bool {
+	return slices.ContainsFunc(sections, func(s wasmbin.Section) bool { return s.ID == id })
 }
 
 // section returns the section with the given id, inserting an empty one

@@ -1,11 +1,13 @@
 // Command wasmsize prints where each WebAssembly module's bytes go: its
 // sections, then its code per package, largest first (see package wasmsize).
 //
-//	go run ./internal/wasmsize/cmd/wasmsize [-top N] [-group PREFIX,...] module.wasm...
+//	go run ./internal/wasmsize/cmd/wasmsize [-top N] [-group PREFIX,...] [-funcs PREFIX] module.wasm...
 //
 // -top (default 25) limits the package rows; -group sums the packages under
 // each comma-separated import-path prefix into one row (for example
-// "github.com/nriwasm/nriwasm/abi" for the ABI codec).
+// "github.com/nriwasm/nriwasm/abi" for the ABI codec); -funcs prints, after
+// the packages, every function of the packages under one import-path prefix
+// with its code bytes, largest first (-top does not limit them).
 package main
 
 import (
@@ -21,9 +23,10 @@ import (
 func main() {
 	top := flag.Int("top", 25, "package rows to print per module")
 	group := flag.String("group", "", "comma-separated import-path prefixes to sum into one row each")
+	funcs := flag.String("funcs", "", "import-path prefix whose functions to list one by one")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: wasmsize [-top N] [-group PREFIX,...] module.wasm...")
+		fmt.Fprintln(os.Stderr, "usage: wasmsize [-top N] [-group PREFIX,...] [-funcs PREFIX] module.wasm...")
 		os.Exit(2)
 	}
 	var prefixes []string
@@ -31,14 +34,14 @@ func main() {
 		prefixes = strings.Split(*group, ",")
 	}
 	for _, path := range flag.Args() {
-		if err := print(path, *top, prefixes); err != nil {
+		if err := print(path, *top, prefixes, *funcs); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
 }
 
-func print(path string, top int, prefixes []string) error {
+func print(path string, top int, prefixes []string, funcs string) error {
 	module, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read module: %w", err)
@@ -57,6 +60,11 @@ func print(path string, top int, prefixes []string) error {
 			break
 		}
 		fmt.Fprintf(w, "  code %s\t%d\t%d funcs\t\n", p.Name, p.CodeBytes, p.Functions)
+	}
+	if funcs != "" {
+		for _, f := range rep.FunctionsIn(funcs) {
+			fmt.Fprintf(w, "  func %s\t%d\t\t\n", f.Name, f.CodeBytes)
+		}
 	}
 	fmt.Fprintln(w)
 	return w.Flush()
