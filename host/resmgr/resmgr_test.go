@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -358,5 +359,42 @@ func TestOptionsRefuseBadValues(t *testing.T) {
 			}
 			testkit.ErrorContains(t, err, tc.want)
 		})
+	}
+}
+
+// TestRestartKeepsThePolicyRecord: a restart with the policy the record
+// names leaves the record as it is (no synced write on the start's path);
+// another policy is recorded.
+func TestRestartKeepsThePolicyRecord(t *testing.T) {
+	cfg := config.Default()
+	cfg.Policy.Name = "conformance"
+	cfg.StateDir = t.TempDir()
+	record := filepath.Join(cfg.StateDir, state.PolicyFileName)
+	start := func(id resmgr.Identity) os.FileInfo {
+		t.Helper()
+		m, err := resmgr.New(context.Background(), cfg, testTopology(), newFake(nil).load, resmgr.WithNodeName("node-1"), resmgr.WithIdentity(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	first := resmgr.Identity{Reference: "conformance", Name: "conformance", Digest: "sha256:1"}
+	written := start(first)
+	if again := start(first); !os.SameFile(written, again) {
+		t.Fatal("a restart with the recorded policy wrote the record again")
+	}
+	other := resmgr.Identity{Reference: "conformance", Name: "conformance", Digest: "sha256:2"}
+	if again := start(other); os.SameFile(written, again) {
+		t.Fatal("another policy was not recorded")
+	}
+	if rec, ok := resmgr.RecordedIdentity(cfg.StateDir); !ok || rec != other {
+		t.Fatalf("recorded %v (%v), want %v", rec, ok, other)
 	}
 }

@@ -417,7 +417,11 @@ func (m *Manager) recordIdentity() {
 	switch {
 	case err != nil:
 		m.log.Error(err, "the policy record next to the checkpoint is unreadable; it is written again")
-	case data != nil && prev != m.identity:
+	case data != nil && prev == m.identity:
+		// A restart of the same policy: the record stands, and its synced
+		// write (a few milliseconds of the start to ready) is not needed.
+		return
+	case data != nil:
 		m.log.Info("the checkpoint was written under another policy; the loaded one restored it",
 			"recorded", prev.String(), "loaded", m.identity.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -43,17 +44,26 @@ func (c *compiled) close(ctx context.Context) error {
 // imports, and check its exports and imports.
 func compile(ctx context.Context, name string, code []byte, o *options, hostLog api.GoModuleFunc) (*compiled, error) {
 	c := &compiled{}
+	start := time.Now()
 	if o.engine == EngineInterpreter {
 		return c.interpret(ctx, name, code, o, hostLog)
 	}
+	// rel is the module's entry in the cache (instrumentedRel): a sha256
+	// of the whole module, computed once, while the cache's files are
+	// checked (openCache) on the other core.
+	var rel string
 	if o.cacheDir != "" {
+		relc := make(chan string, 1)
+		go func() { relc <- instrumentedRel(code) }()
 		var err error
-		if c.cache, err = openCache(o.cacheDir, o.logger); err != nil {
+		c.cache, err = openCache(o.cacheDir, o.logger)
+		rel = <-relc
+		if err != nil {
 			return nil, fmt.Errorf("policy %q: %w", name, err)
 		}
 	}
 	seeded := ""
-	if c.cache != nil && !c.cache.has(code) {
+	if c.cache != nil && !c.cache.has(rel) {
 		for _, dir := range o.seedDirs {
 			if !seedAvailable(dir) {
 				continue
@@ -70,19 +80,20 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 			}
 		}
 	}
-	if seeded == "" && o.background != nil && c.cache != nil && !c.cache.has(code) {
+	if seeded == "" && o.background != nil && c.cache != nil && !c.cache.has(rel) {
 		// Interpreter first: the compiled code comes later, from the
 		// background compile (background.go).
 		o.logger.Info("policy code not in the compilation cache nor a seed; starting on the interpreter while it compiles", "policy", name)
 		return c.interpret(ctx, name, code, o, hostLog)
 	}
 	if o.interrupt == InterruptInstrumented {
-		instrumented, err := c.instrument(code)
+		instrumented, err := c.instrument(code, rel)
 		if err != nil {
 			return nil, fmt.Errorf("policy %q: instrument module: %w", name, err)
 		}
 		code = instrumented
 	}
+	checked := time.Now()
 	mod, rt, err := c.compileOnce(ctx, code, o, true)
 	if err != nil && c.cache != nil {
 		// The cache is at fault when the module compiles without it (an entry that
@@ -119,7 +130,12 @@ func compile(ctx context.Context, name string, code []byte, o *options, hostLog 
 			o.logger.Info("the compiled-code seed's entry was not used by wazero; the policy was compiled", "policy", name, "seed", seeded)
 		}
 	}
-	o.logger.V(1).Info("policy code ready", "policy", name, "source", c.source.String())
+	// How long the cache's checks and the instrumentation took, and
+	// wazero (its decoding and validation, then the compile or the read
+	// of the cached code): where a start's time goes (docs/performance.md).
+	o.logger.V(1).Info("policy code ready", "policy", name, "source", c.source.String(),
+		"checks", checked.Sub(start).Round(10*time.Microsecond).String(),
+		"wazero", time.Since(checked).Round(10*time.Microsecond).String())
 	if err := c.finish(ctx, name, hostLog, o.interrupt); err != nil {
 		return nil, err
 	}
@@ -174,8 +190,9 @@ func (c *compiled) finish(ctx context.Context, name string, hostLog api.GoModule
 	return nil
 }
 
-// instrument adds the deadline checks, through the cache when there is one.
-func (c *compiled) instrument(code []byte) ([]byte, error) {
+// instrument adds the deadline checks, through the cache when there is one
+// (rel: code's entry there, instrumentedRel).
+func (c *compiled) instrument(code []byte, rel string) ([]byte, error) {
 	run := func(code []byte) ([]byte, error) {
 		out, _, err := interrupt.Instrument(code)
 		return out, err
@@ -183,7 +200,7 @@ func (c *compiled) instrument(code []byte) ([]byte, error) {
 	if c.cache == nil {
 		return run(code)
 	}
-	return c.cache.instrumented(code, run)
+	return c.cache.instrumented(rel, code, run)
 }
 
 func (c *compiled) compileOnce(ctx context.Context, code []byte, o *options, useCache bool) (wazero.CompiledModule, wazero.Runtime, error) {

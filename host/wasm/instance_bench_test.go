@@ -41,7 +41,7 @@ func BenchmarkCompileFromCache(b *testing.B) {
 		b.Fatal(err)
 	}
 	c.close(ctx)
-	instrumented, err := c.instrument(module)
+	instrumented, err := c.instrument(module, instrumentedRel(module))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func BenchmarkCompileFromCache(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := cc.instrumented(module, nil); err != nil {
+			if _, err := cc.instrumented(instrumentedRel(module), module, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -77,10 +77,12 @@ func Load(ctx context.Context, name string, module []byte, opts ...Option) (*Pol
 		return nil, err
 	}
 	p.compiled = c
+	instantiating := time.Now()
 	if p.inst, err = p.newInstance(ctx, md != nil && !o.resealing, true); err != nil {
 		_ = c.close(ctx)
 		return nil, err
 	}
+	p.logger.V(1).Info("policy instance ready", "took", time.Since(instantiating).Round(10*time.Microsecond).String())
 	p.startBackground(module)
 	return p, nil
 }

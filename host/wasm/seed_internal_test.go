@@ -236,3 +236,58 @@ func TestNeedsCompile(t *testing.T) {
 	defer p.Close(ctx)
 	testkit.Equal(t, p.compiled.source, codeSeed)
 }
+
+// TestCacheReadsACRC32CManifest: a cache whose manifest an earlier agent
+// wrote with CRC-32C is still used, its manifest rewritten with CRC-32; an
+// entry whose CRC-32C does not match is removed as before (its module is
+// compiled again).
+func TestCacheReadsACRC32CManifest(t *testing.T) {
+	code := seedModuleFixture(t)
+	for _, tc := range []struct {
+		name  string
+		wrong bool // the wazero entry's CRC-32C is off by one
+		want  codeSource
+	}{{"matching", false, codeCache}, {"wrong", true, codeCompiled}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			testkit.Equal(t, loadSource(t, code, dir, "", logr.Discard()), codeCompiled)
+			c := &cache{dir: dir}
+			legacy := map[string]map[string]any{}
+			err := c.walk(func(rel, path string) error {
+				s, err := sumTable(path, castagnoli)
+				if tc.wrong && strings.HasPrefix(rel, "wazero") {
+					s.CRC32++
+				}
+				legacy[rel] = map[string]any{"size": s.Size, "crc32c": s.CRC32}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := json.Marshal(legacy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, manifestName), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			testkit.Equal(t, loadSource(t, code, dir, "", logr.Discard()), tc.want)
+			data, err = os.ReadFile(filepath.Join(dir, manifestName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rewritten map[string]entrySum
+			if err := json.Unmarshal(data, &rewritten); err != nil {
+				t.Fatal(err)
+			}
+			testkit.Equal(t, len(rewritten), len(legacy))
+			for rel, s := range rewritten {
+				got, err := sum(filepath.Join(dir, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				testkit.Equal(t, s, got)
+			}
+		})
+	}
+}

@@ -33,9 +33,10 @@ var modules = map[string]*string{
 }
 
 // Module returns a copy of the named built-in policy module. The binary's own
-// pages the copy was read from are then given back to the kernel (on Linux,
-// madvise MADV_PAGEOUT), so that a running agent does not hold a module's
-// bytes twice, on the heap and in its executable's resident pages
+// pages the copy was read from are then dropped from the process's page
+// tables (on Linux, madvise MADV_DONTNEED; they stay in the page cache for
+// the next start), so that a running agent does not hold a module's bytes
+// twice, on the heap and in its executable's resident pages
 // (docs/performance.md, "Footprint").
 func Module(name string) ([]byte, bool) {
 	s, ok := modules[name]

@@ -86,7 +86,7 @@ func TestChildCompile(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	if _, _, err := childCompile("/nonexistent/nriwasm", nil, logr.Discard())(ctx, module); err == nil || !strings.Contains(err.Error(), "/nonexistent/nriwasm") {
+	if _, _, err := childCompile(t.TempDir(), "/nonexistent/nriwasm", nil, logr.Discard())(ctx, module); err == nil || !strings.Contains(err.Error(), "/nonexistent/nriwasm") {
 		t.Fatalf("a child that cannot run: error %v, want one naming the binary", err)
 	}
 

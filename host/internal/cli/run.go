@@ -53,28 +53,33 @@ fields. docs/agent.md describes the agent, host/config/README.md every field.`,
 // runAgent wires the agent's parts to the resource manager and runs it until
 // ctx ends (a signal) or a part fails.
 func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
+	begin := time.Now()
 	cfg, err := f.load()
 	if err != nil {
 		return err
 	}
 	log := newLogger(stderr, cfg.Log.Verbosity)
-	topo, err := topology.Discover(cfg.Sysfs)
-	if err != nil {
-		return err
-	}
-	available, err := availableCPUs(cfg, topo, cgroupRoot)
-	if err != nil {
-		return err
-	}
+	clock := newStartClock(log, begin)
+	clock.step("configuration")
+	// The topology is discovered on the other core while the policy
+	// resolves (the module copied and hashed): neither needs the other.
+	topoc := make(chan discovered, 1)
+	go func() { topoc <- discover(cfg) }()
 	filePolicy := cfg.Policy
 	fl := startFleet(ctx, cfg, log)
 	pol, err := startPolicy(ctx, cfg, log)
 	if err != nil && fl.fallBack(cfg, filePolicy, err, log) {
 		pol, err = startPolicy(ctx, cfg, log)
 	}
+	d := <-topoc
+	if d.err != nil {
+		return d.err
+	}
 	if err != nil {
 		return err
 	}
+	topo, available := d.topo, d.available
+	clock.step("policy resolved, topology discovered")
 	name := pol.Identity.Name
 	met := metrics.New()
 	// An address in use is retried (listenMetrics): with hostNetwork, the
@@ -123,11 +128,13 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}
 	log.Info("agent started", "policy", name, "socket", cfg.NRI.SocketPath, "metrics", metricsAddr,
 		"cpus", len(topo.GetCpus()), "numaNodes", len(topo.GetNumaNodes()))
+	clock.step("metrics")
 	release, held, err := lockStateDir(ctx, cfg.StateDir, log, &standby, serve)
 	if err != nil {
 		stopServer()
 		return err
 	}
+	clock.step("state directory lock")
 	defer release()
 	// Runs before release: the metrics address is free before the state
 	// directory, so an agent taking over binds it at once.
@@ -143,6 +150,11 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	}()
 	if !held {
 		return nil // signalled while standing by
+	}
+	if cfg.Policy.CacheDir != "" {
+		// What an agent killed mid-compile left; in the background, as
+		// readiness does not need it.
+		go removeStaleCompiles(cfg.Policy.CacheDir, log)
 	}
 	newManager := func() (*resmgr.Manager, error) {
 		opts := []resmgr.Option{
@@ -165,6 +177,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	clock.step("resource manager and policy")
 	// Loading the policy (instrumenting and compiling it, or reading it from
 	// the compilation cache) leaves tens of MiB of garbage that the Go runtime
 	// would return to the OS only minutes later: return it now, once, so the
@@ -192,6 +205,7 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	clock.step("shadow, record and DRA")
 	loc, err := topology.NewLocator(cfg.Sysfs)
 	if err != nil {
 		return err
@@ -242,10 +256,30 @@ func runAgent(ctx context.Context, stderr io.Writer, f runFlags) error {
 			})
 		})
 	}
+	clock.step("components (the runtime's first Synchronize follows)")
 	if err := m.Run(ctx); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 	return nil
+}
+
+// discovered is the node's topology (restricted to available, the
+// availableCPUs setting's CPUs, nil for all), or why it is not known.
+type discovered struct {
+	topo      *abi.Topology
+	available []uint32
+	err       error
+}
+
+// discover discovers the topology from cfg.Sysfs and applies cfg's
+// availableCPUs; it reads only those two fields of cfg.
+func discover(cfg *config.Config) discovered {
+	topo, err := topology.Discover(cfg.Sysfs)
+	if err != nil {
+		return discovered{err: err}
+	}
+	available, err := availableCPUs(cfg, topo, cgroupRoot)
+	return discovered{topo: topo, available: available, err: err}
 }
 
 // cgroupRoot is the cgroup mount availableCPUs: cgroup reads.

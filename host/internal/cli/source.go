@@ -260,7 +260,7 @@ func agentPolicy(ctx context.Context, cfg *config.Config, reference string, log 
 func childCompiled(name string, module []byte, cfg *config.Policy, log logr.Logger) resmgr.LoadFunc {
 	var extra []wasm.Option
 	if exe, err := os.Executable(); err == nil && cfg.CacheDir != "" {
-		extra = append(extra, wasm.WithBackgroundCompile(childCompile(exe, nil, log.WithValues("policy", name))))
+		extra = append(extra, wasm.WithBackgroundCompile(childCompile(cfg.CacheDir, exe, nil, log.WithValues("policy", name))))
 	}
 	return resmgr.WasmLoader(name, module, cfg, log, extra...)
 }
