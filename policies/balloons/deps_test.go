@@ -3,9 +3,6 @@
 package balloons_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,17 +19,7 @@ import (
 // encoder and decoder (233 KB) must not.
 func TestModuleLinksNoEncodingJSON(t *testing.T) {
 	const maxJSONInit = 16 << 10
-	module := filepath.Join(t.TempDir(), "balloons.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-o", module, "./cmd/balloons")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := wasmsize.Analyze(b)
+	rep, err := wasmsize.BuildGo(".", "./cmd/balloons", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package guestcodec
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,18 +53,7 @@ func TestGuestLinksNoRequestEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	module := filepath.Join(t.TempDir(), "conformance.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-o", module, "./sdk/go/conformance/cmd/conformance")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(module)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := wasmsize.Analyze(b)
+	rep, err := wasmsize.BuildGo(root, "./sdk/go/conformance/cmd/conformance", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
