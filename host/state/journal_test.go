@@ -83,6 +83,17 @@ func TestApplyUpdate(t *testing.T) {
 			testkit.EqualProto(t, got.GetAssignment(), tt.want)
 		})
 	}
+	t.Run("every member of a group", func(t *testing.T) {
+		j := New()
+		for i := range 3 {
+			j.AddContainer(container(i), &abi.ContainerAdjustment{CpusetCpus: "0", CpusetMems: "0"})
+		}
+		testkit.Equal(t, j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: "ctr-0002", CpusetCpus: "4-5", AlsoContainerIds: []string{"ctr-0000", "nope"}}), false)
+		for id, cpus := range map[string]string{"ctr-0000": "4-5", "ctr-0001": "0", "ctr-0002": "4-5"} {
+			got, _ := j.Container(id)
+			testkit.EqualProto(t, got.GetAssignment(), &abi.ContainerAdjustment{CpusetCpus: cpus, CpusetMems: "0"})
+		}
+	})
 	t.Run("unknown container", func(t *testing.T) {
 		j := journal(0, 1, 0)
 		gen := j.Generation()
