@@ -90,10 +90,7 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	})
 	if err == nil {
 		if err = m.limits.Adjustment(resp.GetAdjustment()); err == nil {
-			err = m.limits.Updates("updates", resp.GetUpdates(), func(id string) bool {
-				_, ok := m.journal.Container(id)
-				return ok
-			})
+			err = m.limits.Updates("updates", resp.GetUpdates(), m.journal.HasContainer)
 		}
 		if err != nil {
 			m.refused(method, err)

@@ -160,8 +160,7 @@ func (m *Manager) undoAllocate(ctx context.Context, claim *abi.Claim, log logr.L
 
 // live reports whether a container is journaled.
 func (m *Manager) live(id string) bool {
-	_, ok := m.journal.Container(id)
-	return ok
+	return m.journal.HasContainer(id)
 }
 
 // applyUpdates journals checked updates, every member of a group, and sends

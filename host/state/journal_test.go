@@ -102,6 +102,14 @@ func TestApplyUpdate(t *testing.T) {
 	})
 }
 
+func TestHasContainer(t *testing.T) {
+	j := New()
+	j.AddContainer(container(0), adjustment(0))
+	testkit.Equal(t, j.HasContainer("ctr-0000"), true)
+	testkit.Equal(t, j.HasContainer("nope"), false)
+	testkit.Equal(t, testing.AllocsPerRun(10, func() { j.HasContainer("ctr-0000") }), 0.0)
+}
+
 func TestNilArgumentsIgnored(t *testing.T) {
 	j := New()
 	j.AddPod(nil)
