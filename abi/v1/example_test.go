@@ -46,6 +46,25 @@ func Example_groupedUpdate() {
 	// c 0-3
 }
 
+// ExampleEachContainer walks a grouped answer per container, as the agent
+// does, without expanding it.
+func ExampleEachContainer() {
+	us := []*abi.ContainerUpdate{
+		{ContainerId: "a", CpusetCpus: "0-3", AlsoContainerIds: []string{"b", "c"}},
+		{ContainerId: "d", CpusetMems: "1"},
+	}
+	for id, u := range abi.EachContainer(us) {
+		fmt.Printf("%s cpus %q mems %q\n", id, u.CpusetCpus, u.CpusetMems)
+	}
+	fmt.Println(abi.CountContainers(us), "containers")
+	// Output:
+	// a cpus "0-3" mems ""
+	// b cpus "0-3" mems ""
+	// c cpus "0-3" mems ""
+	// d cpus "" mems "1"
+	// 4 containers
+}
+
 // Example_energyPerformancePreference shows the bytes of the CPU in
 // abi/README.md section 17: v1.4's energy-performance preference, as sysfs
 // prints it.
