@@ -79,7 +79,7 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	log := m.ctrLog(pod, c)
-	if _, ok := m.journal.Pod(pod.GetId()); !ok { // forgotten with its last container (forgetPreexisting)
+	if !m.journal.HasPod(pod.GetId()) { // forgotten with its last container (forgetPreexisting)
 		m.journal.AddPod(pod)
 	}
 	var resp *abi.CreateContainerResponse

@@ -133,6 +133,13 @@ func (j *Journal) Pod(id string) (*abi.PodSandbox, bool) {
 	return p.CloneVT(), ok
 }
 
+// HasPod reports whether the pod with sandbox id is journaled, without
+// copying it: CreateContainer's check that its pod is known.
+func (j *Journal) HasPod(id string) bool {
+	_, ok := j.pods[id]
+	return ok
+}
+
 // Container returns a copy of the container with id and its assignment, if
 // journaled.
 func (j *Journal) Container(id string) (*abi.Container, bool) {
