@@ -187,3 +187,24 @@ func TestGroupsFold(t *testing.T) {
 	}
 	testkit.EqualProto(t, replayed.RestoreState(), j.RestoreState())
 }
+
+// TestReconcileDropsGroups: Reconcile marks every container, so the grouped
+// updates kept before it add nothing to the next record, which still replays
+// to the journal.
+func TestReconcileDropsGroups(t *testing.T) {
+	base := journal(1, 3, 0)
+	base.ClearDelta()
+	j := FromRestoreState(base.RestoreState())
+	j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: container(0).GetId(), AlsoContainerIds: []string{container(1).GetId(), container(2).GetId()}, CpusetCpus: "7"})
+	j.Reconcile([]*abi.PodSandbox{pod(0)}, []*abi.Container{container(0), container(1)})
+	testkit.Equal(t, len(j.groups), 0)
+	rec, err := j.AppendDelta(logHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := FromRestoreState(base.RestoreState())
+	if _, err := ReplayLog(replayed, rec); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EqualProto(t, replayed.RestoreState(), j.RestoreState())
+}
