@@ -11,24 +11,33 @@ import (
 )
 
 // podSpec is what a container was created with, kept to place it again on
-// Reconfigure: encoded, so the garbage collector has nothing to scan in it
-// (in Wasm it marks on the calls' time).
-type podSpec struct {
-	pod, spec []byte
-}
+// Reconfigure: its pod and container as an encoded CreateContainerRequest,
+// so the garbage collector has nothing to scan in it (in Wasm it marks on
+// the calls' time). A create keeps the bytes of its own request
+// (policy.EncodedContainerCreator), which the SDK never reuses: nothing is
+// encoded on the hot path.
+type podSpec []byte
 
 func encodeSpec(pod *abi.PodSandbox, spec *abi.Container) podSpec {
-	p, _ := pod.MarshalVT()
-	c, _ := spec.MarshalVT()
-	return podSpec{pod: p, spec: c}
+	b, _ := (&abi.CreateContainerRequest{Pod: pod, Container: spec}).MarshalVT()
+	return b
 }
 
+// decode gives back the pod and container, empty ones where the request had
+// none.
 func (ps podSpec) decode() (*abi.PodSandbox, *abi.Container, error) {
-	pod, spec := &abi.PodSandbox{}, &abi.Container{}
-	if err := pod.UnmarshalVT(ps.pod); err != nil {
+	r := &abi.CreateContainerRequest{}
+	if err := r.UnmarshalVT(ps); err != nil {
 		return nil, nil, err
 	}
-	return pod, spec, spec.UnmarshalVT(ps.spec)
+	pod, spec := r.GetPod(), r.GetContainer()
+	if pod == nil {
+		pod = &abi.PodSandbox{}
+	}
+	if spec == nil {
+		spec = &abi.Container{}
+	}
+	return pod, spec, nil
 }
 
 // Init implements policy.Initializer: it parses the configuration, takes
@@ -71,17 +80,31 @@ func (c *container) adjustment() *abi.ContainerAdjustment {
 // CreateContainer implements policy.ContainerCreator: a repeat answers what
 // the first create was given.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
-	return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.create, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
+	return p.CreateContainerEncoded(r, nil)
 }
 
-// create places a container and remembers its spec.
-func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
+// CreateContainerEncoded implements policy.EncodedContainerCreator: as
+// CreateContainer, keeping encoded (r's bytes; nil: r is encoded) as the
+// container's spec.
+func (p *Policy) CreateContainerEncoded(r *abi.CreateContainerRequest, encoded []byte) (*abi.CreateContainerResponse, error) {
+	place := func(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
+		return p.st.create(pod, spec, encoded)
+	}
+	return containers.Create(r, p.st.ctrs, (*container).adjustment, place, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
+}
+
+// create places a container and remembers its spec: encoded, the pod and
+// container encoded as a CreateContainerRequest, or nil to encode them.
+func (s *state) create(pod *abi.PodSandbox, spec *abi.Container, encoded podSpec) (*container, error) {
 	c, err := s.place(pod, spec)
 	if err != nil {
 		s.dirty.Clear() // nothing changed
 		return nil, err
 	}
-	s.specs[c.id] = encodeSpec(pod, spec)
+	if encoded == nil {
+		encoded = encodeSpec(pod, spec)
+	}
+	s.specs[c.id] = encoded
 	return c, nil
 }
 
@@ -155,7 +178,7 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 	}
 	slices.SortFunc(fresh, func(a, b *abi.Container) int { return cmp.Compare(a.GetId(), b.GetId()) })
 	for _, spec := range fresh {
-		c, err := s.create(pods[spec.GetPodSandboxId()], spec)
+		c, err := s.create(pods[spec.GetPodSandboxId()], spec, nil)
 		if err != nil {
 			// It runs already: leave it where it is rather than refuse the sync.
 			policy.Log.Warnf("synchronize: container %s left unmanaged: %v", spec.GetId(), err)
@@ -203,7 +226,7 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 	for _, id := range sortedKeys(old.ctrs) {
 		pod, spec, err := old.specs[id].decode()
 		if err == nil {
-			_, err = st.create(pod, spec)
+			_, err = st.create(pod, spec, old.specs[id])
 		}
 		if err != nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field(), "container %s no longer fits: %v", id, err)
