@@ -11,6 +11,10 @@ import (
 // zone). Only balloons whose CPUs changed or whose zone has a group where a
 // CPU joined or left the free ones since the last reshare (delta) are
 // recomputed: from the whole zone when the zone moved, else from delta alone.
+// A balloon's shared CPUs are then all the idle CPUs of its zone, so the
+// next balloon of the same zone takes that set as it is: the balloons of a
+// zone hold one set (RATIONALE.md, "Why do balloons of one zone share one
+// set of idle CPUs?").
 func (s *state) reshare() {
 	if s.freeDelta.IsEmpty() {
 		return
@@ -22,21 +26,32 @@ func (s *state) reshare() {
 			continue
 		}
 		touched := s.groupsOf(lvl, delta)
+		var last, idle cpuset.Set // the zone reshared last and its idle CPUs
 		for _, b := range t.own {
-			switch {
-			case !b.zoneOf.Equal(b.cpus):
+			moved := !b.zoneOf.Equal(b.cpus)
+			if moved {
 				b.zoneOf = b.cpus
 				if lvl == LevelSystem {
 					b.zone, b.zoneKeys = s.available, []int32{0}
 				} else {
 					b.zone, b.zoneKeys = s.ix.within(lvl, b.cpus)
 				}
+			} else if !intersectsSorted(b.zoneKeys, touched) {
+				continue
+			}
+			switch {
+			case !last.IsEmpty() && b.zone.Equal(last):
+				if !b.shared.Equal(idle) {
+					s.setShared(b, idle)
+				}
+			case moved:
 				if !s.sharesIdle(b) {
 					s.setShared(b, s.idleIn(b.zone))
 				}
-			case intersectsSorted(b.zoneKeys, touched):
+			default:
 				s.reshareDelta(b, delta)
 			}
+			last, idle = b.zone, b.shared
 		}
 	}
 	s.freeDelta = cpuset.Set{}

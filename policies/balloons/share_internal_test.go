@@ -2,6 +2,7 @@ package balloons
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -58,5 +59,38 @@ balloonTypes:
 				t.Fatalf("step %d: balloon %s (CPUs %s, %s) shares %s, a rescan finds %s", step, b.name(), b.cpus, lvl, b.shared, want)
 			}
 		}
+	}
+}
+
+// TestZoneSharesOneSet: after a reshare, balloons of one zone that share
+// the same idle CPUs hold one set in memory, not a copy each.
+func TestZoneSharesOneSet(t *testing.T) {
+	const config = "reservedResources: {cpu: 1}\nballoonTypes:\n- {name: numa, namespaces: [numa], maxCPUs: 1, shareIdleCPUsInSame: numa}\n"
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved")}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		pod := &abi.PodSandbox{Id: fmt.Sprint("pod", i), Namespace: "numa"}
+		ctr := &abi.Container{Id: fmt.Sprint("c", i), PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 1000}}
+		if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := p.st.byName["numa"].own
+	pairs := 0
+	for i, a := range own {
+		for _, b := range own[i+1:] {
+			if !a.zone.Equal(b.zone) || !a.shared.Equal(b.shared) || a.shared.IsEmpty() {
+				continue
+			}
+			pairs++
+			if reflect.ValueOf(a.shared).Field(0).Pointer() != reflect.ValueOf(b.shared).Field(0).Pointer() {
+				t.Errorf("balloons %s and %s share %s, each in a set of its own", a.name(), b.name(), a.shared)
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatalf("no two balloons share one zone's idle CPUs: %v", own)
 	}
 }
