@@ -24,10 +24,12 @@ func encodeSpec(pod *abi.PodSandbox, spec *abi.Container) podSpec {
 }
 
 // decode gives back the pod and container, empty ones where the request had
-// none.
+// none. Their strings point into ps (UnmarshalVTUnsafe), which is never
+// changed: decoding copies nothing, and the module links no copying
+// decoder for the container's messages.
 func (ps podSpec) decode() (*abi.PodSandbox, *abi.Container, error) {
 	r := &abi.CreateContainerRequest{}
-	if err := r.UnmarshalVT(ps); err != nil {
+	if err := r.UnmarshalVTUnsafe(ps); err != nil {
 		return nil, nil, err
 	}
 	pod, spec := r.GetPod(), r.GetContainer()
