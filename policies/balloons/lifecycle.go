@@ -106,7 +106,7 @@ func (s *state) create(pod *abi.PodSandbox, spec *abi.Container, encoded podSpec
 	if encoded == nil {
 		encoded = encodeSpec(pod, spec)
 	}
-	s.specs[c.id] = encoded
+	c.spec = encoded
 	return c, nil
 }
 
@@ -134,9 +134,9 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 		b.milli += milli - c.milli
 	}
 	c.milli = milli
-	if pod, spec, err := s.specs[id].decode(); err == nil {
+	if pod, spec, err := c.spec.decode(); err == nil {
 		spec.Resources = r.GetResources()
-		s.specs[id] = encodeSpec(pod, spec)
+		c.spec = encodeSpec(pod, spec)
 	}
 	return &abi.UpdateContainerResponse{Updates: s.updates("")}, nil
 }
@@ -144,13 +144,8 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 // forget serves StopContainer and RemoveContainer (containers.Forget): the
 // container leaves its balloon at once.
 func (p *Policy) forget(id string) []*abi.ContainerUpdate {
-	p.st.forget(id)
+	p.st.remove(id)
 	return p.st.updates("")
-}
-
-func (s *state) forget(id string) {
-	s.remove(id)
-	delete(s.specs, id)
 }
 
 // Synchronize implements policy.Synchronizer: containers the runtime no
@@ -171,7 +166,7 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 	}
 	for _, id := range sortedKeys(s.ctrs) {
 		if !live[id] {
-			s.forget(id)
+			s.remove(id)
 		}
 	}
 	pods := map[string]*abi.PodSandbox{}
@@ -226,9 +221,10 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		st.bind(oc.spec, b).devices = oc.devices
 	}
 	for _, id := range sortedKeys(old.ctrs) {
-		pod, spec, err := old.specs[id].decode()
+		kept := old.ctrs[id].spec
+		pod, spec, err := kept.decode()
 		if err == nil {
-			_, err = st.create(pod, spec, old.specs[id])
+			_, err = st.create(pod, spec, kept)
 		}
 		if err != nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field(), "container %s no longer fits: %v", id, err)

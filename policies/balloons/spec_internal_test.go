@@ -32,7 +32,7 @@ func TestCreateKeepsEncodedRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept := p.st.specs["a"]; len(kept) != len(raw) || &kept[0] != &raw[0] {
+	if kept := p.st.ctrs["a"].spec; len(kept) != len(raw) || &kept[0] != &raw[0] {
 		t.Fatalf("spec kept %v, want the request's own bytes %v", kept, raw)
 	}
 	other := &abi.CreateContainerRequest{Pod: pod, Container: &abi.Container{Id: "b", PodSandboxId: "pod", Name: "b"}}
@@ -40,7 +40,7 @@ func TestCreateKeepsEncodedRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]*abi.CreateContainerRequest{"a": req, "b": other} {
-		gotPod, gotSpec, err := p.st.specs[id].decode()
+		gotPod, gotSpec, err := p.st.ctrs[id].spec.decode()
 		if err != nil || !gotPod.EqualVT(want.Pod) || !gotSpec.EqualVT(want.Container) {
 			t.Errorf("spec of %s decodes to %v, %v, %v; want %v", id, gotPod, gotSpec, err, want)
 		}
@@ -55,7 +55,7 @@ func TestCreateKeepsEncodedRequest(t *testing.T) {
 	if _, err := p.UpdateContainer(&abi.UpdateContainerRequest{Pod: pod, Container: req.Container, Resources: &abi.Resources{CpuRequestMilli: 2500}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, spec, err := p.st.specs["a"].decode(); err != nil || spec.GetResources().GetCpuRequestMilli() != 2500 {
+	if _, spec, err := p.st.ctrs["a"].spec.decode(); err != nil || spec.GetResources().GetCpuRequestMilli() != 2500 {
 		t.Errorf("after UpdateContainer a's spec is %v, %v; want its request 2500m", spec, err)
 	}
 }
@@ -71,3 +71,4 @@ func TestSpecDecodeEmpty(t *testing.T) {
 		t.Errorf("decode of nothing = %v, %v, %v; want an empty pod and container", pod, spec, err)
 	}
 }
+

@@ -52,6 +52,8 @@ type container struct {
 	// unless synced: then it holds its balloon's held lists (lists).
 	cpus, mems string
 	synced     bool
+	// spec is what it was created with, to place it again (Reconfigure).
+	spec podSpec
 }
 
 // lists are the cpuset_cpus and cpuset_mems c was last given.
@@ -86,7 +88,6 @@ type state struct {
 	treeFree  *treeFree
 	freeDelta cpuset.Set // CPUs that joined or left free since the last reshare
 	ctrs      map[string]*container
-	specs     map[string]podSpec // what each container was created with, encoded
 	claims    map[string]*claim
 	// dirty are the balloons whose containers updates checks next.
 	dirty dirty.List[*balloon]
@@ -102,7 +103,7 @@ type state struct {
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
-	s := &state{cfg: cfg, ix: ix, driver: driver, byName: map[string]*btype{}, ctrs: map[string]*container{}, pods: map[string][]*container{}, specs: map[string]podSpec{},
+	s := &state{cfg: cfg, ix: ix, driver: driver, byName: map[string]*btype{}, ctrs: map[string]*container{}, pods: map[string][]*container{},
 		claims: map[string]*claim{}, pinCPU: true, pinMemory: true}
 	if cfg.PinCPU != nil {
 		s.pinCPU = *cfg.PinCPU
