@@ -86,10 +86,21 @@ func (s *state) chooseType(pod *abi.PodSandbox, c *abi.Container) (*btype, error
 	return s.deflt, nil
 }
 
-// newContainer records what the policy needs of a container.
+// newContainer records what the policy needs of a container. Its id, pod
+// id, name and namespace are copied out of the request (whose bytes they
+// would otherwise keep) into one string: one allocation, not four, and
+// they live exactly as long as c.
 func (s *state) newContainer(pod *abi.PodSandbox, spec *abi.Container) *container {
-	c := &container{id: strings.Clone(spec.GetId()), pod: strings.Clone(spec.GetPodSandboxId()), name: strings.Clone(spec.GetName()),
-		ns: strings.Clone(expr.Namespace(pod, spec)), milli: spec.GetResources().GetCpuRequestMilli()}
+	id, podID, name, ns := spec.GetId(), spec.GetPodSandboxId(), spec.GetName(), expr.Namespace(pod, spec)
+	var sb strings.Builder
+	sb.Grow(len(id) + len(podID) + len(name) + len(ns))
+	sb.WriteString(id)
+	sb.WriteString(podID)
+	sb.WriteString(name)
+	sb.WriteString(ns)
+	all := sb.String()
+	i, j, k := len(id), len(id)+len(podID), len(id)+len(podID)+len(name)
+	c := &container{id: all[:i], pod: all[i:j], name: all[j:k], ns: all[k:], milli: spec.GetResources().GetCpuRequestMilli()}
 	if _, v, ok := effectiveAnnotation(pod, spec, containers.KeyPreserveMemory); ok && v == "true" {
 		c.keepMems = true
 	}

@@ -2,6 +2,7 @@ package balloons
 
 import (
 	"testing"
+	"unsafe"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
@@ -72,3 +73,21 @@ func TestSpecDecodeEmpty(t *testing.T) {
 	}
 }
 
+// TestNewContainerOneCopy: a container's id, pod id, name and namespace
+// are copies of the request's, made in one allocation.
+func TestNewContainerOneCopy(t *testing.T) {
+	s := &state{}
+	pod := &abi.PodSandbox{Id: "pod-1", Namespace: "ns"}
+	spec := &abi.Container{Id: "ctr-1", PodSandboxId: "pod-1", Name: "web"}
+	var c *container
+	allocs := testing.AllocsPerRun(100, func() { c = s.newContainer(pod, spec) })
+	if c.id != "ctr-1" || c.pod != "pod-1" || c.name != "web" || c.ns != "ns" {
+		t.Fatalf("container %q %q %q %q, want ctr-1 pod-1 web ns", c.id, c.pod, c.name, c.ns)
+	}
+	if unsafe.StringData(c.id) == unsafe.StringData(spec.Id) {
+		t.Error("the id is the request's, not a copy")
+	}
+	if allocs != 2 { // the container and its strings
+		t.Errorf("newContainer allocates %v times, want 2", allocs)
+	}
+}
