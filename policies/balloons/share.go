@@ -19,7 +19,8 @@ func (s *state) reshare() {
 	if s.freeDelta.IsEmpty() {
 		return
 	}
-	delta := s.freeDelta.Sorted()
+	delta := s.freeDelta.AppendTo(s.delta[:0])
+	defer func() { s.delta = delta[:0] }()
 	for _, t := range s.types {
 		lvl := t.ShareIdleCPUsInSame
 		if lvl == "" || len(t.own) == 0 {
@@ -107,17 +108,21 @@ func (s *state) idleIn(zone cpuset.Set) cpuset.Set {
 	return cpuset.New(ids...)
 }
 
-// groupsOf are the group keys at lvl of the CPUs ids, sorted.
+// groupsOf are the group keys at lvl of the CPUs ids, sorted, in the
+// state's scratch list: valid until the next call.
 func (s *state) groupsOf(lvl Level, ids []uint32) []int32 {
+	keys := s.keys[:0]
 	if lvl == LevelSystem {
-		return []int32{0}
+		keys = append(keys, 0)
+	} else {
+		for _, id := range ids {
+			keys = append(keys, s.ix.groupKey(lvl, id))
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
 	}
-	keys := make([]int32, 0, len(ids))
-	for _, id := range ids {
-		keys = append(keys, s.ix.groupKey(lvl, id))
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
+	s.keys = keys[:0]
+	return keys
 }
 
 // intersectsSorted tells whether two sorted lists share an element.

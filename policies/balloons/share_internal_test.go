@@ -94,3 +94,34 @@ func TestZoneSharesOneSet(t *testing.T) {
 		t.Fatalf("no two balloons share one zone's idle CPUs: %v", own)
 	}
 }
+
+// TestResizeScratch: a deflate's candidates and a reshare's changed groups
+// live in scratch lists the index and the state keep, so neither allocates
+// for them: a deflate allocates only the set it answers.
+func TestResizeScratch(t *testing.T) {
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte("reservedResources: {cpu: 1}\n"), Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved")}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &abi.PodSandbox{Id: "pod", Namespace: "default"}
+	ctr := &abi.Container{Id: "a", PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 6000}}
+	if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
+		t.Fatal(err)
+	}
+	s := p.st
+	b := s.deflt.own[0]
+	var rm []uint32
+	if n := testing.AllocsPerRun(20, func() { rm = s.ix.deflate(b.cpus, 2, &b.t.opts, s.treeFree).Sorted() }); n != 2 {
+		t.Errorf("a deflate allocates %v times, want 2 (its answer, and Sorted here)", n)
+	}
+	if len(rm) != 2 {
+		t.Fatalf("deflate by 2 gave back %v", rm)
+	}
+	ids := b.cpus.Sorted()
+	if n := testing.AllocsPerRun(20, func() { s.groupsOf(LevelNUMA, ids) }); n != 0 {
+		t.Errorf("groupsOf allocates %v times, want none", n)
+	}
+	if got, want := s.groupsOf(LevelNUMA, ids), s.groupsOf(LevelNUMA, ids[:1]); len(got) == 0 || got[0] != want[0] {
+		t.Errorf("groupsOf = %v, first group %v", got, want)
+	}
+}

@@ -98,8 +98,10 @@ type state struct {
 	ids    []string
 	// open is chooseBalloon's scratch list, kept between calls.
 	open []openBalloon
-	// shareAdd and shareRm are reshareDelta's scratch lists.
-	shareAdd, shareRm []uint32
+	// shareAdd and shareRm are reshareDelta's scratch lists, delta and
+	// keys reshare's.
+	shareAdd, shareRm, delta []uint32
+	keys                     []int32
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
