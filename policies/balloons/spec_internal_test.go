@@ -1,6 +1,7 @@
 package balloons
 
 import (
+	"path"
 	"testing"
 	"unsafe"
 
@@ -89,5 +90,30 @@ func TestNewContainerOneCopy(t *testing.T) {
 	}
 	if allocs != 2 { // the container and its strings
 		t.Errorf("newContainer allocates %v times, want 2", allocs)
+	}
+}
+
+// TestNamespaceGlob: an entry without a special character matches its
+// namespace alone, as path.Match would; the others are path.Match's.
+func TestNamespaceGlob(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, ns string
+		literal     bool
+	}{
+		{"kube-system", "kube-system", true},
+		{"kube-system", "kube-systems", true},
+		{"app", "", true},
+		{"", "", true},
+		{"team-*", "team-a", false},
+		{"team-?", "team-ab", false},
+		{"[ab]pp", "app", false},
+		{`a\*`, "a*", false},
+		{"[", "[", false}, // malformed: matches nothing
+	} {
+		g := newNamespaceGlob(tc.pattern)
+		want, _ := path.Match(tc.pattern, tc.ns)
+		if g.literal != tc.literal || g.matches(tc.ns) != want {
+			t.Errorf("%q against %q: literal %v, matches %v; want %v, %v", tc.pattern, tc.ns, g.literal, g.matches(tc.ns), tc.literal, want)
+		}
 	}
 }

@@ -22,6 +22,8 @@ type btype struct {
 	pinMemory bool
 	hideHT    bool
 	parts     []*btype
+	// namespaces are its Namespaces, each ready to match.
+	namespaces []namespaceGlob
 	// related is the type and every type its components reach, at any
 	// depth: the types balance-balloons counts instances of.
 	related []*btype
@@ -172,6 +174,9 @@ func (s *state) resolveTypes() error {
 	}
 	closeTo := make([][]hint, len(s.types)) // by type index
 	for _, t := range s.types {
+		for _, g := range t.Namespaces {
+			t.namespaces = append(t.namespaces, newNamespaceGlob(g))
+		}
 		if t.PublishDRADevices {
 			t.MinBalloons = t.MaxBalloons
 		}
