@@ -11,10 +11,10 @@ import (
 // zone). Only balloons whose CPUs changed or whose zone has a group where a
 // CPU joined or left the free ones since the last reshare (delta) are
 // recomputed: from the whole zone when the zone moved, else from delta alone.
-// A balloon's shared CPUs are then all the idle CPUs of its zone, so the
-// next balloon of the same zone takes that set as it is: the balloons of a
-// zone hold one set (RATIONALE.md, "Why do balloons of one zone share one
-// set of idle CPUs?").
+// A balloon's shared CPUs are then all the idle CPUs of its zone, so a
+// later balloon of a zone reshared before takes that set as it is: the
+// balloons of a zone hold one set (RATIONALE.md, "Why do balloons of one
+// zone share one set of idle CPUs?").
 func (s *state) reshare() {
 	if s.freeDelta.IsEmpty() {
 		return
@@ -27,7 +27,7 @@ func (s *state) reshare() {
 			continue
 		}
 		touched := s.groupsOf(lvl, delta)
-		var last, idle cpuset.Set // the zone reshared last and its idle CPUs
+		done := s.zones[:0] // the zones reshared so far and their idle CPUs
 		for _, b := range t.own {
 			moved := !b.zoneOf.Equal(b.cpus)
 			if moved {
@@ -40,11 +40,16 @@ func (s *state) reshare() {
 			} else if !intersectsSorted(b.zoneKeys, touched) {
 				continue
 			}
+			i := 0
+			for i < len(done) && !done[i].zone.Equal(b.zone) {
+				i++
+			}
 			switch {
-			case !last.IsEmpty() && b.zone.Equal(last):
-				if !b.shared.Equal(idle) {
-					s.setShared(b, idle)
+			case i < len(done):
+				if !b.shared.Equal(done[i].idle) {
+					s.setShared(b, done[i].idle)
 				}
+				continue
 			case moved:
 				if !s.sharesIdle(b) {
 					s.setShared(b, s.idleIn(b.zone))
@@ -52,11 +57,16 @@ func (s *state) reshare() {
 			default:
 				s.reshareDelta(b, delta)
 			}
-			last, idle = b.zone, b.shared
+			done = append(done, zoneIdle{zone: b.zone, idle: b.shared})
 		}
+		clear(done)
+		s.zones = done[:0]
 	}
 	s.freeDelta = cpuset.Set{}
 }
+
+// zoneIdle is a zone reshare has reshared and its idle CPUs.
+type zoneIdle struct{ zone, idle cpuset.Set }
 
 // reshareDelta updates what b shares from the CPUs of delta, those that
 // joined or left the free ones, when b's zone stayed the same. The CPUs to

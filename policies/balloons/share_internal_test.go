@@ -63,21 +63,41 @@ balloonTypes:
 }
 
 // TestZoneSharesOneSet: after a reshare, balloons of one zone that share
-// the same idle CPUs hold one set in memory, not a copy each.
+// the same idle CPUs hold one set in memory, not a copy each: packed into
+// one node, and balanced over the nodes (each node's balloons listed
+// between the others', a default container taking CPUs of several nodes).
 func TestZoneSharesOneSet(t *testing.T) {
-	const config = "reservedResources: {cpu: 1}\nballoonTypes:\n- {name: numa, namespaces: [numa], maxCPUs: 1, shareIdleCPUsInSame: numa}\n"
-	p := New()
-	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved")}); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name, balance string
+		n             int
+	}{{"packed", "false", 4}, {"balanced", "true", 12}} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := "reservedResources: {cpu: 1}\nballoonTypes:\n- {name: numa, namespaces: [numa], maxCPUs: 1, shareIdleCPUsInSame: numa, allocatorTopologyBalancing: " + tc.balance + "}\n"
+			p := New()
+			if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved")}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.n {
+				pod := &abi.PodSandbox{Id: fmt.Sprint("pod", i), Namespace: "numa"}
+				ctr := &abi.Container{Id: fmt.Sprint("c", i), PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 1000}}
+				if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pod := &abi.PodSandbox{Id: "big", Namespace: "default"}
+			ctr := &abi.Container{Id: "big", PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 40000}}
+			if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
+				t.Fatal(err)
+			}
+			checkOneSetPerZone(t, p.st.byName["numa"].own)
+		})
 	}
-	for i := range 4 {
-		pod := &abi.PodSandbox{Id: fmt.Sprint("pod", i), Namespace: "numa"}
-		ctr := &abi.Container{Id: fmt.Sprint("c", i), PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 1000}}
-		if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	own := p.st.byName["numa"].own
+}
+
+// checkOneSetPerZone fails t where two of own share equal idle CPUs of one
+// zone in two sets, or where no two share any.
+func checkOneSetPerZone(t *testing.T, own []*balloon) {
+	t.Helper()
 	pairs := 0
 	for i, a := range own {
 		for _, b := range own[i+1:] {

@@ -100,10 +100,11 @@ type state struct {
 	ids    []string
 	// open is chooseBalloon's scratch list, kept between calls.
 	open []openBalloon
-	// shareAdd and shareRm are reshareDelta's scratch lists, delta and
-	// keys reshare's.
+	// shareAdd and shareRm are reshareDelta's scratch lists, delta, keys
+	// and zones reshare's.
 	shareAdd, shareRm, delta []uint32
 	keys                     []int32
+	zones                    []zoneIdle
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
