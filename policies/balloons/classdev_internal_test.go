@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -78,6 +79,7 @@ func TestUnknownClassDeviceIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ix.hostMinor = abi.MinorClassDevices
 	cfg, err := ParseConfig([]byte("balloonTypes:\n- name: gpu\n  preferCloseToDevices: [/sys/class/tty/tty0, /sys/class/drm/card0]\n"))
 	if err != nil {
 		t.Fatal(err)

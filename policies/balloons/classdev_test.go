@@ -1,10 +1,12 @@
 package balloons_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 	"github.com/nriwasm/nriwasm/sdk/go/policytest"
 )
 
@@ -43,5 +45,39 @@ balloonTypes:
 	node2 := cpuset.New(policytest.Machine(t, "Server2Socket4NodesInterleaved").NumaNodes[2].Cpus...)
 	if !byPCI[0].IsSubsetOf(node2) || !byPCI[2].IsSubsetOf(node2) || !byPCI[1].Intersection(byPCI[0]).IsEmpty() {
 		t.Errorf("gpu containers on %s, %s, app on %s; want the gpu ones on the GPU's node 2 and app away from them", byPCI[0], byPCI[2], byPCI[1])
+	}
+}
+
+// TestClassDeviceOldHostRefused: a host older than ABI v1.5 lists no class
+// devices, so a class path is refused, naming the entry, the host's version
+// and the way out, at Init and at Reconfigure; a PCI path is still taken,
+// and a v1.5 host takes the class path. Native only, as above.
+func TestClassDeviceOldHostRefused(t *testing.T) {
+	const (
+		byClass = "balloonTypes:\n- name: a\n- name: gpu\n  preferCloseToDevices: [/sys/class/net/ens2f0, /sys/class/drm/card0]\n"
+		byPCI   = "balloonTypes:\n- name: a\n- name: gpu\n  preferCloseToDevices: [/sys/class/net/ens2f0, /sys/bus/pci/devices/0000:b2:00.0]\n"
+		field   = "config.balloonTypes[1].preferCloseToDevices[1]"
+		msg     = `"/sys/class/drm/card0": the host (ABI v1.4) does not say which PCI device a class device belongs to (since v1.5): update the agent`
+	)
+	open := func(minor uint32, config string) (*policytest.Runtime, error) {
+		return policytest.Open(t, builds.Native(t), &abi.InitRequest{Config: []byte(config), NodeName: "n1",
+			Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved"), HostAbiMinor: minor})
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		var pe *abi.PolicyError
+		if !errors.As(err, &pe) || pe.Code != abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT || pe.Field != field || !strings.Contains(pe.Message, msg) {
+			t.Errorf("%s: error %v; want INVALID_ARGUMENT on %s with %q", what, err, field, msg)
+		}
+	}
+	_, err := open(abi.MinorClassDevices-1, byClass)
+	refused("Init", err)
+	rt, err := open(abi.MinorClassDevices-1, byPCI)
+	if err != nil {
+		t.Fatalf("Init with the PCI path on a v1.4 host: %v", err)
+	}
+	refused("Reconfigure", rt.Reconfigure(byClass))
+	if _, err := open(abi.MinorClassDevices, byClass); err != nil {
+		t.Errorf("Init with the class path on a v1.5 host: %v", err)
 	}
 }

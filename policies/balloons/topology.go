@@ -27,6 +27,9 @@ type topoIndex struct {
 	// classPCI are the PCI functions' class devices: the function's
 	// address by CLASS/NAME (PCIDevice.class_devices, ABI v1.5).
 	classPCI map[string]string
+	// hostMinor is Init's host_abi_minor: below abi.MinorClassDevices
+	// the host lists no class devices.
+	hostMinor uint32
 	// isIsolated marks the isolated CPUs, by id.
 	isIsolated []bool
 	// mems memoizes memsList by NUMA nodes and memory types.
@@ -337,6 +340,20 @@ func isHex(s string, least, most int) bool {
 		}
 	}
 	return true
+}
+
+// unresolvable is why a preferCloseToDevices entry cannot be resolved on
+// this host at all, nil when it can: only a host of ABI v1.5 or later
+// (abi.MinorClassDevices) says which PCI function a class device belongs
+// to, so for an older one a class path is refused, not taken for a device
+// the node lacks.
+func (ix *topoIndex) unresolvable(d device, path string) error {
+	if d.kind != devClass || ix.hostMinor >= abi.MinorClassDevices {
+		return nil
+	}
+	return fmt.Errorf("%q: the host (ABI v1.%d) does not say which PCI device a class device belongs to (since v1.%d): "+
+		"update the agent, or name the device by its PCI path, /sys/bus/pci/devices/ADDR or /sys/devices/pciDDDD:BB/.../ADDR",
+		path, ix.hostMinor, abi.MinorClassDevices)
 }
 
 // deviceCPUs are the CPUs close to a device; false when the node has no
