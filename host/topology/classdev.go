@@ -2,7 +2,9 @@ package topology
 
 import (
 	"log/slog"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -57,17 +59,26 @@ func (s *sysfs) addClassDevices(pci []*abi.PCIDevice, log *slog.Logger) error {
 				return nil
 			}
 			seen++
-			resolved, ok, err := s.resolve(sysClass + "/" + class + "/" + name)
-			if err != nil {
-				return err
-			}
-			if d := owner(byDir, resolved); ok && d != nil {
+			if d := owner(byDir, s.classTarget(class, name)); d != nil {
 				d.ClassDevices = append(d.ClassDevices, class+"/"+name)
 			}
 		}
 	}
 	sortClassDevices(pci)
 	return nil
+}
+
+// classTarget is where class entry class/name links to, relative to the
+// root ("devices/pci0000:00/0000:00:02.0/drm/card0"), "" when it is no
+// link. The link is read, not followed: a class link names the device's
+// real directory, so joining it to the class directory resolves it, with
+// one system call where following it costs one per path component.
+func (s *sysfs) classTarget(class, name string) string {
+	target, err := os.Readlink(s.path(sysClass + "/" + class + "/" + name))
+	if err != nil || path.IsAbs(target) {
+		return ""
+	}
+	return path.Join(sysClass, class, filepath.ToSlash(target))
 }
 
 // owner is the PCI function whose directory is the longest one that holds
