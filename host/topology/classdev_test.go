@@ -74,3 +74,23 @@ func TestWithLoggerNil(t *testing.T) {
 		t.Errorf("Discover(WithLogger(nil)) = %v, want an error naming the logger", err)
 	}
 }
+
+// TestClassDevicesStrayEntries: what real class directories hold besides
+// device links (drm's version file) and a link that names no device
+// directory under the root (absolute, dangling) are no class devices and
+// no error.
+func TestClassDevicesStrayEntries(t *testing.T) {
+	root := write(t, topologytest.Server2Socket4NodesInterleaved())
+	if err := os.WriteFile(filepath.Join(root, "class/drm/version"), []byte("drm 1.1.0 20060810\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"class/drm/card9": "/sys/devices/pci0000:b0/0000:b0:04.0/0000:b2:00.0/drm/card9", "class/drm/card8": "../../devices/nowhere/card8"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topo := discover(t, root)
+	if d := pciByAddr(t, topo, "0000:b2:00.0"); !slices.Equal(d.ClassDevices, []string{"drm/card0", "drm/renderD128"}) {
+		t.Errorf("0000:b2:00.0: class devices %q, want drm/card0, drm/renderD128", d.ClassDevices)
+	}
+}
