@@ -2,6 +2,7 @@ package v1
 
 import (
 	"fmt"
+	"iter"
 	"unsafe"
 )
 
@@ -78,33 +79,80 @@ func (r *Response) UpdatesField() *[]*ContainerUpdate {
 	return nil
 }
 
+// CheckGroups refuses an answer whose also_container_ids holds an empty id,
+// naming the field as "updates[i].also_container_ids[j]" in an *AnswerError
+// without Method. It is the check ExpandUpdates makes, for a caller that keeps
+// the groups (KeepGroups); it does not allocate.
+func CheckGroups(us []*ContainerUpdate) error {
+	for i, u := range us {
+		for j, id := range u.GetAlsoContainerIds() {
+			if id == "" {
+				return &AnswerError{Field: fmt.Sprintf("updates[%d].also_container_ids[%d]", i, j), Message: "empty container id"}
+			}
+		}
+	}
+	return nil
+}
+
+// EachContainer walks updates per container without copying them: it yields
+// every container us changes, in the order ExpandUpdates lists them (each
+// update's container_id, then its also_container_ids), with the update that
+// changes it. A group's members get the group's own update, so read the
+// container from the id yielded, never from the update's ContainerId. A nil
+// update yields "" and nil.
+//
+//	for id, u := range abi.EachContainer(resp.GetUpdates()) {
+//		apply(id, u.GetCpusetCpus(), u.GetCpusetMems())
+//	}
+func EachContainer(us []*ContainerUpdate) iter.Seq2[string, *ContainerUpdate] {
+	return func(yield func(string, *ContainerUpdate) bool) {
+		for _, u := range us {
+			if !yield(u.GetContainerId(), u) {
+				return
+			}
+			for _, id := range u.GetAlsoContainerIds() {
+				if !yield(id, u) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// CountContainers is the number of containers us changes: the length of
+// ExpandUpdates(us), counted without expanding.
+func CountContainers(us []*ContainerUpdate) int {
+	n := len(us)
+	for _, u := range us {
+		n += len(u.GetAlsoContainerIds())
+	}
+	return n
+}
+
 // ExpandUpdates turns grouped updates into one update per container: each
 // update in place, its container_id first and then one for each of its
 // also_container_ids, in order, all sharing the group's strings. An answer
 // without also_container_ids is returned as it is, without allocating; a
 // grouped update is replaced by copies, so us and its elements are not changed.
+// Use it where a flat list is needed; EachContainer walks the same list
+// without the copies.
 //
-// It refuses an empty id in also_container_ids, naming the field as
-// "updates[i].also_container_ids[j]" in an *AnswerError without Method. An id
-// may repeat, in a group or across updates: every update applies in order, as
-// two plain updates for one container always did.
+// It refuses what CheckGroups refuses. An id may repeat, in a group or across
+// updates: every update applies in order, as two plain updates for one
+// container always did.
 func ExpandUpdates(us []*ContainerUpdate) ([]*ContainerUpdate, error) {
-	n, groups := 0, 0
-	for i, u := range us {
-		also := u.GetAlsoContainerIds()
-		if len(also) == 0 {
-			continue
-		}
-		n += len(also)
-		groups++
-		for j, id := range also {
-			if id == "" {
-				return nil, &AnswerError{Field: fmt.Sprintf("updates[%d].also_container_ids[%d]", i, j), Message: "empty container id"}
-			}
-		}
+	if err := CheckGroups(us); err != nil {
+		return nil, err
 	}
+	n := CountContainers(us) - len(us)
 	if n == 0 {
 		return us, nil
+	}
+	groups := 0
+	for _, u := range us {
+		if len(u.GetAlsoContainerIds()) > 0 {
+			groups++
+		}
 	}
 	out := make([]*ContainerUpdate, 0, len(us)+n)
 	copies := make([]ContainerUpdate, groups+n) // one allocation for all of them

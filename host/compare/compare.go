@@ -45,7 +45,8 @@ func (r Raw) MarshalToSizedBufferVT(buf []byte) (int, error) {
 
 // Call sends an encoded request to a policy and reads its answer as the
 // agent's client does: a policy's error becomes a *abi.PolicyError, grouped
-// updates are expanded into one update per container.
+// updates are checked (abi.CheckGroups) and kept as the policy sent them;
+// Outcome lists them per container.
 func Call(ctx context.Context, t abi.Transport, method abi.Method, request []byte) (*abi.Response, error) {
 	resp, err := t.Call(ctx, method, Raw(request))
 	if err != nil {
@@ -55,11 +56,9 @@ func Call(ctx context.Context, t abi.Transport, method abi.Method, request []byt
 		return resp, &abi.PolicyError{Method: method, Code: e.Code, Field: e.Field, Message: e.Message}
 	}
 	if us := resp.UpdatesField(); us != nil {
-		expanded, err := abi.ExpandUpdates(*us)
-		if err != nil {
+		if err := abi.CheckGroups(*us); err != nil {
 			return nil, fmt.Errorf("%s answer: %w", method.Short(), err)
 		}
-		*us = expanded
 	}
 	return resp, nil
 }
@@ -187,8 +186,13 @@ func (s *Session) Outcome(method abi.Method, request []byte, resp *abi.Response,
 	if err := s.limits.Updates("updates", updates, live); err != nil {
 		return Outcome{Error: "refused: " + err.Error()}
 	}
-	for _, u := range updates {
-		o.Updates = append(o.Updates, Update{Container: u.GetContainerId(), CPUs: canonical(u.GetCpusetCpus()), Mems: canonical(u.GetCpusetMems())})
+	var last *abi.ContainerUpdate
+	var cpus, mems string
+	for id, u := range abi.EachContainer(updates) {
+		if u != last { // a group's members share its values
+			last, cpus, mems = u, canonical(u.GetCpusetCpus()), canonical(u.GetCpusetMems())
+		}
+		o.Updates = append(o.Updates, Update{Container: id, CPUs: cpus, Mems: mems})
 	}
 	slices.SortStableFunc(o.Updates, func(a, b Update) int { return strings.Compare(a.Container, b.Container) })
 	return o

@@ -58,14 +58,16 @@ func adjustment(a *abi.ContainerAdjustment, memoryPolicy bool) *api.ContainerAdj
 	return out
 }
 
-// updates turns the policy's container updates into NRI's.
+// updates turns the policy's container updates into NRI's, which has no
+// groups: one update per container, a group's members each with the group's
+// values. This is where the agent expands a grouped update.
 func updates(us []*abi.ContainerUpdate) []*api.ContainerUpdate {
 	if len(us) == 0 {
 		return nil
 	}
-	out := make([]*api.ContainerUpdate, 0, len(us))
-	for _, u := range us {
-		n := &api.ContainerUpdate{ContainerId: u.GetContainerId()}
+	out := make([]*api.ContainerUpdate, 0, abi.CountContainers(us))
+	for id, u := range abi.EachContainer(us) {
+		n := &api.ContainerUpdate{ContainerId: id}
 		if u.CpusetCpus != "" {
 			n.SetLinuxCPUSetCPUs(u.CpusetCpus)
 		}

@@ -47,11 +47,12 @@ func (s *sender) run(ctx context.Context) {
 			s.p.log.Info("no runtime connection; dropping updates until the next Synchronize", "updates", len(us))
 			continue
 		}
-		failed, err := st.UpdateContainers(updates(us))
+		sent := updates(us)
+		failed, err := st.UpdateContainers(sent)
 		if err != nil || len(failed) > 0 {
-			s.p.log.Error(err, "runtime did not apply container updates", "updates", len(us), "failed", len(failed))
+			s.p.log.Error(err, "runtime did not apply container updates", "updates", len(sent), "failed", len(failed))
 			continue
 		}
-		s.p.log.V(1).Info("container updates sent", "updates", len(us))
+		s.p.log.V(1).Info("container updates sent", "updates", len(sent))
 	}
 }

@@ -54,22 +54,21 @@ func (s *starting) create(id string) {
 	s.created[id] = true
 }
 
-// sent notes updates going to the runtime; those of containers not started
-// are owed again at their start.
+// sent notes updates going to the runtime, a group's per member; those of
+// containers not started are owed again at their start.
 func (s *starting) sent(us []*abi.ContainerUpdate) {
 	if len(us) == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, u := range us {
-		id := u.GetContainerId()
+	for id, u := range abi.EachContainer(us) {
 		if !s.created[id] {
 			continue
 		}
 		o := s.owed[id]
 		if o == nil {
-			s.owed[id] = u.CloneVT()
+			s.owed[id] = &abi.ContainerUpdate{ContainerId: id, CpusetCpus: u.CpusetCpus, CpusetMems: u.CpusetMems, RdtClass: u.RdtClass, BlockioClass: u.BlockioClass}
 			continue
 		}
 		if u.CpusetCpus != "" {

@@ -49,7 +49,7 @@ func (m *Manager) Synchronize(ctx context.Context, pods []*abi.PodSandbox, conta
 	if err := m.saveNow(); err != nil {
 		m.log.Error(err, "synchronized journal not saved before the answer; the background saver retries")
 	}
-	m.log.Info("synchronized", "pods", len(pods), "containers", len(containers), "forgotten", len(forgotten), "updates", len(updates))
+	m.log.Info("synchronized", "pods", len(pods), "containers", len(containers), "forgotten", len(forgotten), "updates", abi.CountContainers(updates))
 	return updates, nil
 }
 
@@ -90,10 +90,7 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	})
 	if err == nil {
 		if err = m.limits.Adjustment(resp.GetAdjustment()); err == nil {
-			err = m.limits.Updates("updates", resp.GetUpdates(), func(id string) bool {
-				_, ok := m.journal.Container(id)
-				return ok
-			})
+			err = m.limits.Updates("updates", resp.GetUpdates(), m.journal.HasContainer)
 		}
 		if err != nil {
 			m.refused(method, err)
@@ -127,7 +124,7 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 		log.Error(err, "placement not saved before the answer; the background saver retries")
 	}
 	if log.V(1).Enabled() {
-		log.V(1).Info("container created", "cpus", adj.GetCpusetCpus(), "mems", adj.GetCpusetMems(), "updates", len(updates))
+		log.V(1).Info("container created", "cpus", adj.GetCpusetCpus(), "mems", adj.GetCpusetMems(), "updates", abi.CountContainers(updates))
 	}
 	return adj, updates, nil
 }

@@ -93,7 +93,7 @@ func (m *Manager) PrepareClaim(ctx context.Context, claim *abi.Claim, write func
 	m.journal.AddClaim(&abi.PreparedClaim{Claim: claim, Allocation: resp})
 	m.applyUpdates(resp.GetUpdates())
 	m.changed()
-	log.Info("claim prepared", "devices", len(resp.GetDevices()), "updates", len(resp.GetUpdates()))
+	log.Info("claim prepared", "devices", len(resp.GetDevices()), "updates", abi.CountContainers(resp.GetUpdates()))
 	return resp, nil
 }
 
@@ -135,7 +135,7 @@ func (m *Manager) UnprepareClaim(ctx context.Context, uid string, remove func() 
 	m.journal.RemoveClaim(uid)
 	m.applyUpdates(resp.GetUpdates())
 	m.changed()
-	log.Info("claim unprepared", "updates", len(resp.GetUpdates()))
+	log.Info("claim unprepared", "updates", abi.CountContainers(resp.GetUpdates()))
 	return nil
 }
 
@@ -160,11 +160,11 @@ func (m *Manager) undoAllocate(ctx context.Context, claim *abi.Claim, log logr.L
 
 // live reports whether a container is journaled.
 func (m *Manager) live(id string) bool {
-	_, ok := m.journal.Container(id)
-	return ok
+	return m.journal.HasContainer(id)
 }
 
-// applyUpdates journals checked updates and sends them to the runtime.
+// applyUpdates journals checked updates, every member of a group, and sends
+// them to the runtime (grouped: host/nri expands them).
 func (m *Manager) applyUpdates(us []*abi.ContainerUpdate) {
 	for _, u := range us {
 		m.journal.ApplyUpdate(u)

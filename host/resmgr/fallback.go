@@ -88,11 +88,11 @@ func (m *Manager) restore(ctx context.Context, t abi.Transport) error {
 // adopt hands the journal's pods and containers to a fresh instance through
 // Synchronize. Its updates are dropped: the containers keep their cpusets.
 func (m *Manager) adopt(ctx context.Context, t abi.Transport, rs *abi.RestoreState) error {
-	resp, err := abi.NewClient(t).Synchronize(ctx, &abi.SynchronizeRequest{Pods: rs.Pods, Containers: rs.Containers})
+	resp, err := abi.NewClient(t, abi.KeepGroups()).Synchronize(ctx, &abi.SynchronizeRequest{Pods: rs.Pods, Containers: rs.Containers})
 	if err != nil {
 		return fmt.Errorf("adopt through synchronize: %w", err)
 	}
-	if n := len(resp.GetUpdates()); n > 0 {
+	if n := abi.CountContainers(resp.GetUpdates()); n > 0 {
 		m.log.Info("adopting policy instance asked to move containers; not applied, they keep their cpusets", "updates", n)
 	}
 	return nil

@@ -3,32 +3,49 @@ package resmgr_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	abi "github.com/nriwasm/nriwasm/abi/v1"
+	"github.com/nriwasm/nriwasm/host/config"
+	"github.com/nriwasm/nriwasm/host/metrics"
+	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/state"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 )
 
 // TestGroupedUpdates: the agent announces ABI v1.1 at Init, so the policy
-// sends a group; the agent applies it as one update per container (a
-// repeated id twice, in order), and refuses a group with an empty id or an
-// unknown container whole.
+// sends a group; the manager hands it on as the one update the policy sent
+// (host/nri expands it for the runtime) and journals every member (a repeated
+// id twice, in order). A group with an empty id or a container that is not
+// live is refused whole, counted under the member's field as sent, and
+// nothing of it is journaled.
 func TestGroupedUpdates(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name  string
 		group string
 		want  []string // the containers updated to 2-3; nil: refused
+		field string   // the refused field
 	}{
-		{"applied per container", "b,c", []string{"b", "c"}},
-		{"repeated id", "b,c,b", []string{"b", "c", "b"}},
-		{"empty id", "b,,c", nil},
-		{"unknown container", "b,ghost", nil},
+		{"applied per container", "b,c", []string{"b", "c"}, ""},
+		{"repeated id", "b,c,b", []string{"b", "c", "b"}, ""},
+		{"empty id", "b,,c", nil, "updates[0].also_container_ids[0]"},
+		{"unknown container", "b,c,ghost", nil, "updates[0].also_container_ids[1]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(nil)
-			m := newManager(t, f, nil)
+			cfg := config.Default()
+			cfg.Policy.Name = "conformance"
+			cfg.StateDir = t.TempDir()
+			met := metrics.New()
+			m, err := resmgr.New(ctx, cfg, testTopology(), f.load, resmgr.WithNodeName("node-1"), resmgr.WithMetrics(met))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { m.Stop() })
 			if got := f.inits[len(f.inits)-1].GetHostAbiMinor(); got != abi.ABIMinor {
 				t.Fatalf("Init host_abi_minor = %d, want %d", got, abi.ABIMinor)
 			}
@@ -44,12 +61,15 @@ func TestGroupedUpdates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tt.want != nil && (len(updates) != 1 || len(updates[0].GetAlsoContainerIds()) != len(tt.want)-1) {
+				t.Fatalf("updates %v, want the policy's one group", updates)
+			}
 			var updated []string
-			for _, u := range updates {
-				if u.GetCpusetCpus() != "2-3" || len(u.GetAlsoContainerIds()) != 0 {
-					t.Fatalf("update %v, want cpus 2-3 and no group", u)
+			for id, u := range abi.EachContainer(updates) {
+				if u.GetCpusetCpus() != "2-3" {
+					t.Fatalf("update of %s: %v, want cpus 2-3", id, u)
 				}
-				updated = append(updated, u.GetContainerId())
+				updated = append(updated, id)
 			}
 			if !slices.Equal(updated, tt.want) {
 				t.Fatalf("updated %v, want %v", updated, tt.want)
@@ -63,6 +83,14 @@ func TestGroupedUpdates(t *testing.T) {
 				}
 				if got := c.GetAssignment().GetCpusetCpus(); got != want {
 					t.Fatalf("journaled cpus of %s = %q, want %q", id, got, want)
+				}
+			}
+			if tt.field != "" {
+				exp := "# HELP nriwasm_policy_answers_refused_total Policy answers refused by the host's shape checks, by method and offending field.\n" +
+					"# TYPE nriwasm_policy_answers_refused_total counter\n" +
+					"nriwasm_policy_answers_refused_total{field=\"" + tt.field + "\",method=\"UpdateContainer\"} 1\n"
+				if err := testutil.GatherAndCompare(met.Registry, strings.NewReader(exp), "nriwasm_policy_answers_refused_total"); err != nil {
+					t.Fatal(err)
 				}
 			}
 		})

@@ -21,7 +21,8 @@ type Exchange struct {
 	// Request is the request as sent to the policy, in the ABI's wire format.
 	Request []byte
 	// Response is the policy's answer as the manager read it (grouped updates
-	// expanded), before its checks; nil when the call failed without one.
+	// kept as the policy sent them: read them with abi.EachContainer), before
+	// its checks; nil when the call failed without one.
 	Response *abi.Response
 	// Err is the call's error, nil on success: a *abi.PolicyError for a
 	// refusal, a wasm error kind for a runtime failure.
@@ -89,8 +90,10 @@ func (t tap) Call(ctx context.Context, method abi.Method, req abi.Message) (*abi
 	return resp, err
 }
 
-// newClient returns the client the manager calls p through.
-func (m *Manager) newClient(p Policy) *abi.Client { return abi.NewClient(tap{m, p}) }
+// newClient returns the client the manager calls p through. It keeps grouped
+// updates: the checks, the journal and host/nri read them per container, and
+// only NRI's update list is expanded.
+func (m *Manager) newClient(p Policy) *abi.Client { return abi.NewClient(tap{m, p}, abi.KeepGroups()) }
 
 // publish hands the call that just ended to the observers: the request
 // encoded (the caller may change its messages later), the answer copied.

@@ -127,7 +127,7 @@ func (m *Manager) reconfigure(ctx context.Context, cfg *config.Config) (err, ref
 	}
 	m.cfg = cfg
 	m.metrics.ConfigReload(metrics.ReloadApplied)
-	m.log.Info("policy configuration applied", "updates", len(updates), "wantsDRA", resp.GetWantsDra())
+	m.log.Info("policy configuration applied", "updates", abi.CountContainers(updates), "wantsDRA", resp.GetWantsDra())
 	if len(updates) > 0 && m.updateSink != nil {
 		m.updateSink(updates)
 	}

@@ -217,14 +217,11 @@ func (in *incoming) check(ctx context.Context, p Policy) ([]*abi.ContainerUpdate
 	for i, c := range in.rs.GetContainers() {
 		containers[i] = runtimeView(c)
 	}
-	resp, err := abi.NewClient(p).Synchronize(ctx, &abi.SynchronizeRequest{Pods: in.rs.GetPods(), Containers: containers})
+	resp, err := abi.NewClient(p, abi.KeepGroups()).Synchronize(ctx, &abi.SynchronizeRequest{Pods: in.rs.GetPods(), Containers: containers})
 	if err != nil {
 		return nil, nil, fmt.Errorf("synchronize: %w", err)
 	}
-	us, err := abi.ExpandUpdates(resp.GetUpdates())
-	if err != nil {
-		return nil, nil, fmt.Errorf("synchronize: %w", err)
-	}
+	us := resp.GetUpdates()
 	byID := make(map[string]*abi.Container, len(containers))
 	for _, c := range in.rs.GetContainers() {
 		byID[c.GetId()] = c
@@ -264,8 +261,8 @@ func moves(rs *abi.RestoreState, us []*abi.ContainerUpdate) []Move {
 	for _, c := range rs.GetContainers() { // sorted by id
 		a := c.GetAssignment()
 		cpus, mems := a.GetCpusetCpus(), a.GetCpusetMems()
-		for _, u := range us {
-			if u.GetContainerId() != c.GetId() {
+		for id, u := range abi.EachContainer(us) {
+			if id != c.GetId() {
 				continue
 			}
 			if u.GetCpusetCpus() != "" {

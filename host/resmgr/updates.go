@@ -15,8 +15,7 @@ func (m *Manager) acceptUpdates(method abi.Method, us []*abi.ContainerUpdate, pe
 		if id != "" && id == pending {
 			return true
 		}
-		_, ok := m.journal.Container(id)
-		return ok
+		return m.journal.HasContainer(id)
 	}
 	if err := m.limits.Updates("updates", us, live); err != nil {
 		m.refused(method, err)

@@ -35,12 +35,22 @@ func (j *Journal) AddContainer(container *abi.Container, adjustment *abi.Contain
 	j.mark(kindContainer, c.GetId())
 }
 
-// ApplyUpdate merges update into the assignment of the container it names: its
-// non-empty fields replace the assigned cpuset CPUs and memory nodes and the RDT
-// and block I/O classes, as they do on the runtime. It reports whether the
-// container is journaled; an update for an unknown container changes nothing.
+// ApplyUpdate merges update into the assignment of every container it names,
+// its container_id and each of its also_container_ids: its non-empty fields
+// replace the assigned cpuset CPUs and memory nodes and the RDT and block I/O
+// classes, as they do on the runtime. It reports whether every one of them is
+// journaled; an update of an unknown container changes nothing for it.
 func (j *Journal) ApplyUpdate(update *abi.ContainerUpdate) bool {
-	c, ok := j.containers[update.GetContainerId()]
+	all := j.applyTo(update.GetContainerId(), update)
+	for _, id := range update.GetAlsoContainerIds() {
+		all = j.applyTo(id, update) && all
+	}
+	return all
+}
+
+// applyTo merges u into the assignment of container id.
+func (j *Journal) applyTo(id string, u *abi.ContainerUpdate) bool {
+	c, ok := j.containers[id]
 	if !ok {
 		return false
 	}
@@ -53,10 +63,10 @@ func (j *Journal) ApplyUpdate(update *abi.ContainerUpdate) bool {
 			*dst = src
 		}
 	}
-	set(&a.CpusetCpus, update.GetCpusetCpus())
-	set(&a.CpusetMems, update.GetCpusetMems())
-	set(&a.RdtClass, update.GetRdtClass())
-	set(&a.BlockioClass, update.GetBlockioClass())
+	set(&a.CpusetCpus, u.GetCpusetCpus())
+	set(&a.CpusetMems, u.GetCpusetMems())
+	set(&a.RdtClass, u.GetRdtClass())
+	set(&a.BlockioClass, u.GetBlockioClass())
 	c.Assignment = a
 	j.mark(kindContainer, c.GetId())
 	return true

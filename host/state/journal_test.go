@@ -83,12 +83,31 @@ func TestApplyUpdate(t *testing.T) {
 			testkit.EqualProto(t, got.GetAssignment(), tt.want)
 		})
 	}
+	t.Run("every member of a group", func(t *testing.T) {
+		j := New()
+		for i := range 3 {
+			j.AddContainer(container(i), &abi.ContainerAdjustment{CpusetCpus: "0", CpusetMems: "0"})
+		}
+		testkit.Equal(t, j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: "ctr-0002", CpusetCpus: "4-5", AlsoContainerIds: []string{"ctr-0000", "nope"}}), false)
+		for id, cpus := range map[string]string{"ctr-0000": "4-5", "ctr-0001": "0", "ctr-0002": "4-5"} {
+			got, _ := j.Container(id)
+			testkit.EqualProto(t, got.GetAssignment(), &abi.ContainerAdjustment{CpusetCpus: cpus, CpusetMems: "0"})
+		}
+	})
 	t.Run("unknown container", func(t *testing.T) {
 		j := journal(0, 1, 0)
 		gen := j.Generation()
 		testkit.Equal(t, j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: "nope", CpusetCpus: "1"}), false)
 		testkit.Equal(t, j.Generation(), gen)
 	})
+}
+
+func TestHasContainer(t *testing.T) {
+	j := New()
+	j.AddContainer(container(0), adjustment(0))
+	testkit.Equal(t, j.HasContainer("ctr-0000"), true)
+	testkit.Equal(t, j.HasContainer("nope"), false)
+	testkit.Equal(t, testing.AllocsPerRun(10, func() { j.HasContainer("ctr-0000") }), 0.0)
 }
 
 func TestNilArgumentsIgnored(t *testing.T) {

@@ -102,6 +102,13 @@ func (j *Journal) Container(id string) (*abi.Container, bool) {
 	return c.CloneVT(), ok
 }
 
+// HasContainer reports whether the container with id is journaled, without
+// copying it: the check of every id an answer updates.
+func (j *Journal) HasContainer(id string) bool {
+	_, ok := j.containers[id]
+	return ok
+}
+
 // ClaimUIDs lists the uids of the prepared claims, sorted.
 func (j *Journal) ClaimUIDs() []string {
 	return slices.Sorted(maps.Keys(j.claims))

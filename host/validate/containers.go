@@ -126,7 +126,10 @@ func Class(field, name string) error {
 }
 
 // Updates checks ContainerUpdates, reporting fields as prefix[i].…; live tells
-// which container ids exist (an update for any other is refused).
+// which container ids exist (an update for any other is refused). A grouped
+// update is checked as sent: its values once, then every member of
+// also_container_ids, a member that is not live or empty named as
+// prefix[i].also_container_ids[j].
 func (l *Limits) Updates(prefix string, us []*abi.ContainerUpdate, live func(id string) bool) error {
 	for i, u := range us {
 		field := fmt.Sprintf("%s[%d]", prefix, i)
@@ -147,6 +150,11 @@ func (l *Limits) Updates(prefix string, us []*abi.ContainerUpdate, live func(id 
 		}
 		if err := Class(field+".blockio_class", u.GetBlockioClass()); err != nil {
 			return err
+		}
+		for j, id := range u.GetAlsoContainerIds() {
+			if id == "" || !live(id) {
+				return invalid(fmt.Sprintf("%s.also_container_ids[%d]", field, j), "no live container %q", truncate(id))
+			}
 		}
 	}
 	return nil

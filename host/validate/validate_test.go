@@ -78,7 +78,7 @@ func TestAdjustment(t *testing.T) {
 }
 
 func TestUpdates(t *testing.T) {
-	live := func(id string) bool { return id == "a" }
+	live := func(id string) bool { return id == "a" || id == "c" }
 	tests := []struct {
 		name      string
 		us        []*abi.ContainerUpdate
@@ -91,6 +91,10 @@ func TestUpdates(t *testing.T) {
 		{"bad mems", []*abi.ContainerUpdate{{ContainerId: "a", CpusetMems: "2"}}, "updates[0].cpuset_mems"},
 		{"bad rdt class", []*abi.ContainerUpdate{{ContainerId: "a", RdtClass: ".."}}, "updates[0].rdt_class"},
 		{"bad blockio class", []*abi.ContainerUpdate{{ContainerId: "a", BlockioClass: "x\n"}}, "updates[0].blockio_class"},
+		{"group of live containers", []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "1", AlsoContainerIds: []string{"c", "a"}}}, ""},
+		{"group member not live", []*abi.ContainerUpdate{{ContainerId: "a"}, {ContainerId: "a", AlsoContainerIds: []string{"c", "b"}}}, "updates[1].also_container_ids[1]"},
+		{"empty group member", []*abi.ContainerUpdate{{ContainerId: "a", AlsoContainerIds: []string{""}}}, "updates[0].also_container_ids[0]"},
+		{"group's cpus checked once, as sent", []*abi.ContainerUpdate{{ContainerId: "a", CpusetCpus: "9", AlsoContainerIds: []string{"c"}}}, "updates[0].cpuset_cpus"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -197,8 +197,8 @@ const (
 
 // ParseConfig decodes and checks a configuration, logging a warning for
 // each nri-plugins field it accepts and ignores. Every error is an
-// INVALID_ARGUMENT *abi.PolicyError naming the field; fields refused while
-// decoding are all in the one error.
+// INVALID_ARGUMENT *abi.PolicyError naming the field; every refused field,
+// whether decoding or a check of its value refused it, is in the one error.
 func ParseConfig(raw []byte) (*Config, error) {
 	cfg, warnings, err := ParseConfigWarnings(raw)
 	for _, w := range warnings {
@@ -213,14 +213,15 @@ func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 	cfg := &Config{}
 	warnings, err := policyconfig.DecodeFunc(raw, policyconfig.Root, func(d *policyconfig.Decoder, v policyconfig.Value) {
 		decodeConfig(d, v, cfg)
+		// The values are checked as they decoded, into the one error with
+		// the fields decoding refused, so that a carried-over configuration
+		// is fixed in one pass. A value decoding refused is left at its
+		// default: a check of that field adds nothing (Errors.Add), and a
+		// check that reads another field skips when that one is refused.
+		cfg.validate(d.Errors())
+		cfg.refuseCompositeClasses(v.Doc, d.Errors())
 	})
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := cfg.validate(); err != nil {
-		return nil, nil, err
-	}
-	if err := cfg.refuseCompositeClasses(raw); err != nil {
 		return nil, nil, err
 	}
 	return cfg, warnings, nil
@@ -230,66 +231,64 @@ func ParseConfigWarnings(raw []byte) (*Config, []policyconfig.Warning, error) {
 // as nri-plugins does (balloons-policy.go, setConfig's validation: "composite
 // balloon %q cannot have CpuClasses"), although cpuClass is otherwise
 // accepted and not applied: a configuration nri-plugins refuses is refused
-// here too. The field is read apart because Decode drops ignored fields; an
-// empty cpuClass is no class, as there.
-func (c *Config) refuseCompositeClasses(raw []byte) error {
-	doc, err := policyconfig.Parse(raw)
-	if err != nil {
-		return err // Decode read it already
-	}
-	// Decode has checked the shapes: balloonTypes is a list of objects.
+// here too. The field is read from the document, doc, because decoding
+// drops ignored fields; an empty cpuClass is no class, as there.
+func (c *Config) refuseCompositeClasses(doc any, errs *policyconfig.Errors) {
+	// A part of the wrong shape is refused already, and reads as nothing.
 	top, _ := doc.(map[string]any)
 	types, _ := top["balloonTypes"].([]any)
 	for i, t := range types {
 		obj, _ := t.(map[string]any)
 		class := obj["cpuClass"]
-		if i >= len(c.BalloonTypes) || len(c.BalloonTypes[i].Components) == 0 || class == nil || class == "" {
+		if i >= len(c.BalloonTypes) || c.BalloonTypes[i] == nil || len(c.BalloonTypes[i].Components) == 0 || class == nil || class == "" {
 			continue
 		}
-		return policyconfig.Errorf(field("balloonTypes", i, "cpuClass"), "a composite balloon type cannot have a CPU class (nri-plugins refuses it): set it on the component types")
+		errs.Add(field("balloonTypes", i, "cpuClass"), "a composite balloon type cannot have a CPU class (nri-plugins refuses it): set it on the component types")
 	}
-	return nil
 }
 
 func field(parts ...any) string { return policyconfig.Path(policyconfig.Root, parts...) }
 
-func (c *Config) validate() error {
+// validate adds every value of c it refuses to errs.
+func (c *Config) validate(errs *policyconfig.Errors) {
 	if a := c.AvailableResources.CPU; a != nil && !a.IsSet() {
-		return policyconfig.Errorf(field("availableResources", "cpu"), "want \"cpuset:LIST\" or \"exclude-cpuset:LIST\", not a quantity")
+		errs.Add(field("availableResources", "cpu"), "want \"cpuset:LIST\" or \"exclude-cpuset:LIST\", not a quantity")
 	}
-	if err := globs(c.ReservedPoolNamespaces, "reservedPoolNamespaces"); err != nil {
-		return err
-	}
+	globs(errs, c.ReservedPoolNamespaces, "reservedPoolNamespaces")
 	if c.Preserve != nil {
-		if err := checkExpressions(c.Preserve.MatchExpressions, "preserve", "matchExpressions"); err != nil {
-			return err
-		}
+		checkExpressions(errs, c.Preserve.MatchExpressions, "preserve", "matchExpressions")
 	}
 	index := map[string]int{}
+	// A component naming no type may name one whose name decoding refused.
+	namesRefused := false
 	for i, t := range c.BalloonTypes {
-		if t == nil {
-			return policyconfig.Errorf(field("balloonTypes", i), "want a balloon type, got null")
+		switch {
+		case t == nil:
+			errs.Add(field("balloonTypes", i), "want a balloon type, got null")
+		case t.Name == "":
+			namesRefused = namesRefused || errs.Refused(field("balloonTypes", i, "name"))
+			errs.Add(field("balloonTypes", i, "name"), "required")
+		default:
+			// A duplicate is left out: components name the first.
+			if j, dup := index[t.Name]; dup {
+				errs.Add(field("balloonTypes", i, "name"), "%q is also balloonTypes[%d]", t.Name, j)
+				continue
+			}
+			index[t.Name] = i
 		}
-		if t.Name == "" {
-			return policyconfig.Errorf(field("balloonTypes", i, "name"), "required")
-		}
-		if j, dup := index[t.Name]; dup {
-			return policyconfig.Errorf(field("balloonTypes", i, "name"), "%q is also balloonTypes[%d]", t.Name, j)
-		}
-		index[t.Name] = i
 	}
 	for i, t := range c.BalloonTypes {
-		if err := t.validate(i, index, c.BalloonTypes); err != nil {
-			return err
+		if t == nil {
+			continue
 		}
+		t.validate(errs, i, index, namesRefused, c.BalloonTypes)
 		if t.Name == reservedType && len(t.Components) > 0 && c.ReservedResources.CPU != nil && c.ReservedResources.CPU.IsSet() {
 			// nri-plugins refuses it too: a reserved cpuset becomes a
 			// preferCloseToDevices of the reserved type, which a
 			// composite type may not have.
-			return policyconfig.Errorf(field("reservedResources", "cpu"), "a cpuset cannot size a composite reserved balloon type (balloonTypes[%d]): give a quantity", i)
+			errs.Add(field("reservedResources", "cpu"), "a cpuset cannot size a composite reserved balloon type (balloonTypes[%d]): give a quantity", i)
 		}
 	}
-	return nil
 }
 
 // componentLoop follows the components of type k (by index) and returns the
@@ -317,48 +316,57 @@ func componentLoop(all []*BalloonType, index map[string]int, k, i int) []string 
 	return walk(k)
 }
 
-func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) error {
+// validate adds every value of t, balloonTypes[i], it refuses to errs.
+// index maps the types' names to their indices in all; namesRefused says
+// that some type's name was refused, so a component naming no type is not
+// refused (it may name that one).
+func (t *BalloonType) validate(errs *policyconfig.Errors, i int, index map[string]int, namesRefused bool, all []*BalloonType) {
 	f := func(parts ...any) string { return field(append([]any{"balloonTypes", i}, parts...)...) }
-	switch {
-	case t.MinCPUs < 0:
-		return policyconfig.Errorf(f("minCPUs"), "%d: want 0 or more", t.MinCPUs)
-	case t.MaxCPUs < -1:
-		return policyconfig.Errorf(f("maxCPUs"), "%d: want -1 (never run), 0 (no limit) or more", t.MaxCPUs)
-	case t.MaxCPUs > 0 && t.MinCPUs > t.MaxCPUs:
-		return policyconfig.Errorf(f("minCPUs"), "%d is above maxCPUs %d", t.MinCPUs, t.MaxCPUs)
-	case t.MinBalloons < 0:
-		return policyconfig.Errorf(f("minBalloons"), "%d: want 0 or more", t.MinBalloons)
-	case t.MaxBalloons < 0:
-		return policyconfig.Errorf(f("maxBalloons"), "%d: want 0 (no limit) or more", t.MaxBalloons)
-	case t.MaxBalloons > 0 && t.MinBalloons > t.MaxBalloons:
-		return policyconfig.Errorf(f("minBalloons"), "%d is above maxBalloons %d", t.MinBalloons, t.MaxBalloons)
-	case t.ComponentCreation != "" && len(t.Components) == 0:
-		return policyconfig.Errorf(f("componentCreation"), "needs components")
+	if t.MinCPUs < 0 {
+		errs.Add(f("minCPUs"), "%d: want 0 or more", t.MinCPUs)
 	}
-	if err := globs(t.Namespaces, "balloonTypes", i, "namespaces"); err != nil {
-		return err
+	if t.MaxCPUs < -1 {
+		errs.Add(f("maxCPUs"), "%d: want -1 (never run), 0 (no limit) or more", t.MaxCPUs)
 	}
-	if err := checkExpressions(t.MatchExpressions, "balloonTypes", i, "matchExpressions"); err != nil {
-		return err
+	if t.MaxCPUs > 0 && t.MinCPUs > t.MaxCPUs {
+		errs.Add(f("minCPUs"), "%d is above maxCPUs %d", t.MinCPUs, t.MaxCPUs)
 	}
+	if t.MinBalloons < 0 {
+		errs.Add(f("minBalloons"), "%d: want 0 or more", t.MinBalloons)
+	}
+	if t.MaxBalloons < 0 {
+		errs.Add(f("maxBalloons"), "%d: want 0 (no limit) or more", t.MaxBalloons)
+	}
+	if t.MaxBalloons > 0 && t.MinBalloons > t.MaxBalloons {
+		errs.Add(f("minBalloons"), "%d is above maxBalloons %d", t.MinBalloons, t.MaxBalloons)
+	}
+	if t.ComponentCreation != "" && len(t.Components) == 0 && !errs.Refused(f("components")) {
+		errs.Add(f("componentCreation"), "needs components")
+	}
+	globs(errs, t.Namespaces, "balloonTypes", i, "namespaces")
+	checkExpressions(errs, t.MatchExpressions, "balloonTypes", i, "matchExpressions")
 	if t.GroupBy != "" {
 		if _, err := expr.Expand(t.GroupBy, func(string) (string, bool) { return "", true }); err != nil {
-			return policyconfig.Errorf(f("groupBy"), "%v", err)
+			errs.Add(f("groupBy"), "%v", err)
 		}
 	}
 	for j, comp := range t.Components {
+		at := f("components", j, "balloonType")
 		k, ok := index[comp.BalloonType]
 		switch {
 		case !ok:
-			return policyconfig.Errorf(f("components", j, "balloonType"), "no balloon type %q", comp.BalloonType)
+			if !namesRefused {
+				errs.Add(at, "no balloon type %q", comp.BalloonType)
+			}
 		case k == i:
-			return policyconfig.Errorf(f("components", j, "balloonType"), "a balloon type cannot be its own component")
+			errs.Add(at, "a balloon type cannot be its own component")
 		case all[k].PublishDRADevices:
-			return policyconfig.Errorf(f("components", j, "balloonType"), "%q publishes DRA devices: its instances are claimed, not parts", comp.BalloonType)
-		}
-		if loop := componentLoop(all, index, k, i); loop != nil {
-			return policyconfig.Errorf(f("components", j, "balloonType"), "%q is composed of %s again: %s", comp.BalloonType, t.Name,
-				strings.Join(append([]string{t.Name}, loop...), " → "))
+			errs.Add(at, "%q publishes DRA devices: its instances are claimed, not parts", comp.BalloonType)
+		default:
+			if loop := componentLoop(all, index, k, i); loop != nil {
+				errs.Add(at, "%q is composed of %s again: %s", comp.BalloonType, t.Name,
+					strings.Join(append([]string{t.Name}, loop...), " → "))
+			}
 		}
 	}
 	if len(t.Components) > 0 {
@@ -380,33 +388,46 @@ func (t *BalloonType) validate(i int, index map[string]int, all []*BalloonType) 
 			}
 		}
 		if len(set) > 0 {
-			return policyconfig.Errorf(f(set[0]), "a composite balloon type's CPUs are its components': set %s on the component types", strings.Join(set, ", "))
+			errs.Add(f(set[0]), "a composite balloon type's CPUs are its components': set %s on the component types", strings.Join(set, ", "))
 		}
 	}
 	if t.PublishDRADevices {
-		switch {
-		case t.Name == reservedType:
-			return policyconfig.Errorf(f("publishDRADevices"), "the reserved balloon cannot be a DRA device")
-		case len(t.Components) > 0:
-			return policyconfig.Errorf(f("publishDRADevices"), "composite balloons cannot be DRA devices")
-		case t.MaxBalloons < 1:
-			return policyconfig.Errorf(f("maxBalloons"), "publishDRADevices needs maxBalloons ≥ 1: one device per instance")
-		case t.MaxCPUs < 1:
-			return policyconfig.Errorf(f("maxCPUs"), "publishDRADevices needs maxCPUs ≥ 1: the device's cpu capacity")
-		case t.MinCPUs < 1:
-			return policyconfig.Errorf(f("minCPUs"), "publishDRADevices needs minCPUs ≥ 1: a device's instance has CPUs from Init on")
-		case len(t.Name) > 64:
-			return policyconfig.Errorf(f("name"), "%d characters: a DRA attribute value (balloonType) holds at most 64", len(t.Name))
-		}
+		t.validateDevices(errs, f)
 	}
-	return nil
 }
 
-func globs(list []string, parts ...any) error {
+// validateDevices adds to errs what keeps t's instances from being DRA
+// devices (publishDRADevices); f is the path of t's field.
+func (t *BalloonType) validateDevices(errs *policyconfig.Errors, f func(parts ...any) string) {
+	// A type that cannot be a device at all is refused for that alone:
+	// what its instances would need as devices does not apply.
+	switch {
+	case t.Name == reservedType:
+		errs.Add(f("publishDRADevices"), "the reserved balloon cannot be a DRA device")
+		return
+	case len(t.Components) > 0:
+		errs.Add(f("publishDRADevices"), "composite balloons cannot be DRA devices")
+		return
+	}
+	if t.MaxBalloons < 1 {
+		errs.Add(f("maxBalloons"), "publishDRADevices needs maxBalloons ≥ 1: one device per instance")
+	}
+	if t.MaxCPUs < 1 {
+		errs.Add(f("maxCPUs"), "publishDRADevices needs maxCPUs ≥ 1: the device's cpu capacity")
+	}
+	if t.MinCPUs < 1 {
+		errs.Add(f("minCPUs"), "publishDRADevices needs minCPUs ≥ 1: a device's instance has CPUs from Init on")
+	}
+	if len(t.Name) > 64 {
+		errs.Add(f("name"), "%d characters: a DRA attribute value (balloonType) holds at most 64", len(t.Name))
+	}
+}
+
+// globs adds to errs each bad namespace glob of list, the field at parts.
+func globs(errs *policyconfig.Errors, list []string, parts ...any) {
 	for i, g := range list {
 		if _, err := path.Match(g, ""); err != nil || g == "" {
-			return policyconfig.Errorf(field(append(parts, i)...), "bad namespace glob %q", g)
+			errs.Add(field(append(parts, i)...), "bad namespace glob %q", g)
 		}
 	}
-	return nil
 }

@@ -78,6 +78,71 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
+// TestParseConfigEveryRefusal: a configuration with several refused
+// fields is refused in one INVALID_ARGUMENT error whose field is the first
+// refused and whose message names every other, the refusals of values after
+// those of decoding; a value decoding refused (left at its default) adds no
+// refusal of its own, nor of the fields that read it.
+func TestParseConfigEveryRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name, cfg, field, msg string
+	}{
+		{"values of several types and a glob",
+			"reservedPoolNamespaces: ['[bad']\nballoonTypes: [{name: a, minCPUs: -1}, {name: b, maxBalloons: -2}]",
+			"config.reservedPoolNamespaces[0]", `bad namespace glob "[bad" (and 2 more: ` +
+				`config.balloonTypes[0].minCPUs: -1: want 0 or more; config.balloonTypes[1].maxBalloons: -2: want 0 (no limit) or more)`},
+		{"decoding's refusals first, then the values'",
+			"turboDomain: system\npreserve: {matchExpressions: [{key: name, operator: Like, values: [x]}, {key: color, operator: Exists}]}\n" +
+				"balloonTypes: [{name: a, loads: [avx], minCPUs: 3, maxCPUs: 2}, {name: b, componentCreation: all, namespaces: [ok, '']}]",
+			"config.balloonTypes[0].loads", `["avx"] is not supported (accepted: []): this policy does not implement it (and 6 more: ` +
+				`config.turboDomain: "system" is not supported (accepted: "package"): turbo arbitration needs cpuClasses, which this policy does not implement; ` +
+				`config.preserve.matchExpressions[0].operator: "Like": want one of AlwaysTrue, Equals, Exists, In, Matches, MatchesAny, MatchesNone, MatchesNot, NotEqual, NotExist, NotIn; ` +
+				`config.preserve.matchExpressions[1].key: "color": want name, namespace, qosclass, id, labels/KEY, pod/name, pod/namespace, pod/qosclass, pod/id, pod/uid or pod/labels/KEY; ` +
+				`config.balloonTypes[0].minCPUs: 3 is above maxCPUs 2; config.balloonTypes[1].componentCreation: needs components; ` +
+				`config.balloonTypes[1].namespaces[1]: bad namespace glob "")`},
+		// Not refused again: [b] as a name, nor the component naming b;
+		// componentCreation without the refused components; maxBalloons
+		// as a device's count; the name of a type that is not an object.
+		{"no refusal of what decoding refused",
+			"balloonTypes: [{name: [b]}, {name: a, components: [{balloonType: b}], componentCreation: all}, " +
+				"{name: c, components: x, componentCreation: all, maxBalloons: many, publishDRADevices: true, minCPUs: 1, maxCPUs: 1}, 3, {minCPUs: -1}]",
+			"config.balloonTypes[0].name", `want a string, got a list (and 5 more: ` +
+				`config.balloonTypes[2].components: want a list, got the string "x"; ` +
+				`config.balloonTypes[2].maxBalloons: want an integer, got the string "many"; ` +
+				`config.balloonTypes[3]: want an object, got the number 3; ` +
+				`config.balloonTypes[4].name: required; config.balloonTypes[4].minCPUs: -1: want 0 or more)`},
+		// A type that cannot be a device is refused for that alone.
+		{"devices",
+			"balloonTypes: [{name: d, publishDRADevices: true}, {name: reserved, publishDRADevices: true}, {name: e, components: [{balloonType: d}], publishDRADevices: true}]",
+			"config.balloonTypes[0].maxBalloons", `publishDRADevices needs maxBalloons ≥ 1: one device per instance (and 5 more: ` +
+				`config.balloonTypes[0].maxCPUs: publishDRADevices needs maxCPUs ≥ 1: the device's cpu capacity; ` +
+				`config.balloonTypes[0].minCPUs: publishDRADevices needs minCPUs ≥ 1: a device's instance has CPUs from Init on; ` +
+				`config.balloonTypes[1].publishDRADevices: the reserved balloon cannot be a DRA device; ` +
+				`config.balloonTypes[2].components[0].balloonType: "d" publishes DRA devices: its instances are claimed, not parts; ` +
+				`config.balloonTypes[2].publishDRADevices: composite balloons cannot be DRA devices)`},
+		{"names, components and classes",
+			"reservedResources: {cpu: 'cpuset:0'}\nballoonTypes: [{name: reserved, cpuClass: x, components: [{balloonType: nope}, {balloonType: reserved}, {balloonType: b}], preferIsolCpus: true}, " +
+				"{name: b, components: [{balloonType: reserved}]}, null, {name: b}, {}]",
+			"config.balloonTypes[2]", `want a balloon type, got null (and 9 more: ` +
+				`config.balloonTypes[3].name: "b" is also balloonTypes[1]; config.balloonTypes[4].name: required; ` +
+				`config.balloonTypes[0].components[0].balloonType: no balloon type "nope"; ` +
+				`config.balloonTypes[0].components[1].balloonType: a balloon type cannot be its own component; ` +
+				`config.balloonTypes[0].components[2].balloonType: "b" is composed of reserved again: reserved → b → reserved; ` +
+				`config.balloonTypes[0].preferIsolCpus: a composite balloon type's CPUs are its components': set preferIsolCpus on the component types; ` +
+				`config.reservedResources.cpu: a cpuset cannot size a composite reserved balloon type (balloonTypes[0]): give a quantity; ` +
+				`config.balloonTypes[1].components[0].balloonType: "reserved" is composed of b again: b → reserved → b; ` +
+				`config.balloonTypes[0].cpuClass: a composite balloon type cannot have a CPU class (nri-plugins refuses it): set it on the component types)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := balloons.ParseConfig([]byte(tc.cfg))
+			policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, tc.field)
+			if got, want := err.Error(), "INVALID_ARGUMENT: "+tc.field+": "+tc.msg; got != want {
+				t.Errorf("error\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
 // TestEmptyClassesAccepted: the classes, loads, scheduling class and
 // interrupts this policy cannot honour are accepted empty (they ask for
 // nothing), with no warning, as nri-plugins' Helm values may write them.

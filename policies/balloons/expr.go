@@ -7,17 +7,17 @@ import (
 	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
-// checkExpressions validates matchExpressions at the configuration path
-// parts, naming the entry and its refused field.
-func checkExpressions(list []expr.Expression, parts ...any) error {
+// checkExpressions adds to errs each invalid entry of matchExpressions at
+// the configuration path parts, naming the entry and its refused field.
+func checkExpressions(errs *policyconfig.Errors, list []expr.Expression, parts ...any) {
 	for i := range list {
-		if err := list[i].Validate(); err != nil {
-			var fe *expr.FieldError
-			if errors.As(err, &fe) {
-				return policyconfig.Errorf(field(append(parts, i, fe.Field)...), "%v", fe.Err)
-			}
-			return policyconfig.Errorf(field(append(parts, i)...), "%v", err)
+		err := list[i].Validate()
+		var fe *expr.FieldError
+		switch {
+		case errors.As(err, &fe):
+			errs.Add(field(append(parts, i, fe.Field)...), "%v", fe.Err)
+		case err != nil:
+			errs.Add(field(append(parts, i)...), "%v", err)
 		}
 	}
-	return nil
 }

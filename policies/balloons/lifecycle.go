@@ -50,6 +50,7 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix.hostMinor = r.GetHostAbiMinor()
 	driver := r.GetDriverName()
 	if driver == "" {
 		driver = defaultDriver

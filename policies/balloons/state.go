@@ -199,6 +199,9 @@ func (s *state) resolveTypes() error {
 		}
 		for j, d := range t.PreferCloseToDevices {
 			dev, _ := parseDevice(d) // ParseConfig checked it
+			if err := s.ix.unresolvable(dev, d); err != nil {
+				return policyconfig.Errorf(t.field("preferCloseToDevices", j), "%v", err)
+			}
 			cpus, found := s.ix.deviceCPUs(dev)
 			cpus = cpus.Intersection(s.available)
 			switch {

@@ -142,10 +142,6 @@ func (l *levelName) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func configError(field, format string, args ...any) error {
-	return abi.Errorf(abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, "config"+field, format, args...)
-}
-
 // liveError is Reconfigure's refusal of a valid configuration that the
 // running containers keep from applying live (a grant or claim holds CPUs it
 // takes away, a container no longer fits): FAILED_PRECONDITION, naming the
@@ -157,9 +153,9 @@ func liveError(field, format string, args ...any) error {
 // ParseConfig parses a configuration in YAML or JSON, logging a warning for
 // each nri-plugins field it accepts but ignores. Unknown fields are errors;
 // every error is INVALID_ARGUMENT and names the field
-// ("config.reservedResources.cpu"), every refused field in one error. It
-// checks the configuration's own shape; resolve checks it against the
-// topology.
+// ("config.reservedResources.cpu"), every refused field in one error (the
+// namespace globs are checked once the rest decodes). It checks the
+// configuration's own shape; resolve checks it against the topology.
 func ParseConfig(raw []byte) (Config, error) {
 	var doc document
 	if err := policyconfig.Decode(raw, &doc); err != nil {
@@ -172,10 +168,18 @@ func ParseConfig(raw []byte) (Config, error) {
 	if c := doc.AvailableResources.CPU; c != nil {
 		cfg.AvailableCPU = *c
 	}
+	// Checked after Decode, which fills doc only when it refused nothing
+	// (it leaves its target alone on error, policyconfig.DecodeWarnings),
+	// so a bad glob is reported once the document decodes: every bad one,
+	// in one error.
+	var errs policyconfig.Errors
 	for i, g := range doc.ReservedPoolNamespaces {
 		if _, err := path.Match(g, ""); err != nil || g == "" {
-			return Config{}, configError(fmt.Sprintf(".reservedPoolNamespaces[%d]", i), "bad namespace glob %q", g)
+			errs.Add(policyconfig.Path(policyconfig.Root, "reservedPoolNamespaces", i), "bad namespace glob %q", g)
 		}
+	}
+	if err := errs.Err(); err != nil {
+		return Config{}, err
 	}
 	cfg.ReservedPoolNamespaces = doc.ReservedPoolNamespaces
 	for _, b := range []struct {

@@ -2,6 +2,7 @@ package topologyaware_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/nriwasm/nriwasm/abi/cpuset"
@@ -92,6 +93,46 @@ func TestBadConfig(t *testing.T) {
 				t.Errorf("a refused Reconfigure changed the state:\n%s\n%s", before, after)
 			}
 		})
+	}
+}
+
+// TestEveryRefusalInOneError: the namespace globs, and availableResources
+// with reservedResources, are refused in one INVALID_ARGUMENT error whose
+// field is the first refused and whose message names every other; with
+// availableResources refused, a reservation is refused only for what no
+// available set would fix. Init refuses as Reconfigure does.
+func TestEveryRefusalInOneError(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, field, msg string
+	}{
+		{"globs", "reservedPoolNamespaces: ['[a', ok, '', 'team-[b']\n", "config.reservedPoolNamespaces[0]",
+			`bad namespace glob "[a" (and 2 more: config.reservedPoolNamespaces[2]: bad namespace glob ""; config.reservedPoolNamespaces[3]: bad namespace glob "team-[b")`},
+		{"available and a reserved amount", "availableResources: {cpu: 'cpuset:0-31'}\nreservedResources: {cpu: 0}\n", "config.availableResources.cpu",
+			`CPUs 16-31 are not online (online: 0-15) (and 1 more: config.reservedResources.cpu: some CPU must be reserved)`},
+		{"available and a reserved cpuset", "availableResources: {cpu: 1500m}\nreservedResources: {cpu: 'cpuset:14-17'}\n", "config.availableResources.cpu",
+			`1500m: available CPU must be a whole number of CPUs or a cpuset (and 1 more: config.reservedResources.cpu: CPUs 16-17 are not online (online: 0-15))`},
+		// Whether these would be available is unknown: not refused.
+		{"available only", "availableResources: {cpu: 'exclude-cpuset:0-15'}\nreservedResources: {cpu: 'cpuset:0-1'}\n", "config.availableResources.cpu",
+			`leaves no CPU available`},
+		{"reserved only", "availableResources: {cpu: 'cpuset:2-15'}\nreservedResources: {cpu: 'cpuset:0-1'}\n", "config.reservedResources.cpu",
+			`CPUs 0-1 are not available (available: 2-15)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tryHarness(t, "Desktop1Socket", tc.config, nil)
+			wantMessage(t, err, tc.field, tc.msg)
+			h := newHarness(t, "Desktop1Socket", "")
+			_, err = h.Client.Reconfigure(context.Background(), &abi.ReconfigureRequest{Config: []byte(tc.config)})
+			wantMessage(t, err, tc.field, tc.msg)
+		})
+	}
+}
+
+// wantMessage checks that err is INVALID_ARGUMENT at field with message msg.
+func wantMessage(t *testing.T, err error, field, msg string) {
+	t.Helper()
+	policytest.WantError(t, err, abi.ErrorCode_ERROR_CODE_INVALID_ARGUMENT, field)
+	if pe, _ := errors.AsType[*abi.PolicyError](err); pe.Message != msg {
+		t.Errorf("message %q\nwant    %q", pe.Message, msg)
 	}
 }
 

@@ -1,9 +1,13 @@
 package topologyaware
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/nriwasm/nriwasm/abi/cpuset"
 	"github.com/nriwasm/nriwasm/sdk/go/kit/quantity"
 	"github.com/nriwasm/nriwasm/sdk/go/policy"
+	"github.com/nriwasm/nriwasm/sdk/go/policyconfig"
 )
 
 // resources is a configuration resolved against the topology.
@@ -25,53 +29,95 @@ const (
 
 // resolve checks cfg against the topology and picks the CPUs it names.
 // claimed are CPUs that prepared claims hold (after a restart, see
-// avoidClaimed): the reserved CPUs are picked around them.
+// avoidClaimed): the reserved CPUs are picked around them. A refused
+// availableResources and reservedResources are both in the one error.
 func resolve(cfg Config, ix *topoIndex, claimed cpuset.Set) (resources, error) {
 	var r resources
-	switch a := cfg.AvailableCPU; a.Kind {
+	var errs policyconfig.Errors
+	if err := r.resolveAvailable(cfg.AvailableCPU, ix); err != nil {
+		errs.Add(policyconfig.Root+fieldAvailable, "%s", err)
+		// The reserved CPUs are picked from the available ones, which are
+		// unknown: only what refuses a reservation whatever they are is
+		// checked.
+		if err := checkReserved(cfg.ReservedCPU, ix); err != nil {
+			errs.Add(policyconfig.Root+fieldReserved, "%s", err)
+		}
+		return r, errs.Err()
+	}
+	if err := r.resolveReserved(cfg.ReservedCPU, ix, claimed); err != nil {
+		errs.Add(policyconfig.Root+fieldReserved, "%s", err)
+	}
+	return r, errs.Err()
+}
+
+// resolveAvailable picks the available and isolated CPUs, or says why a
+// (availableResources.cpu) is refused.
+func (r *resources) resolveAvailable(a quantity.CPUAmount, ix *topoIndex) error {
+	switch a.Kind {
 	case quantity.Absent:
 		r.available = ix.online
 	case quantity.CPUSet:
 		if out := a.Set.Difference(ix.online); !out.IsEmpty() {
-			return r, configError(fieldAvailable, "CPUs %s are not online (online: %s)", out, ix.online)
+			return fmt.Errorf("CPUs %s are not online (online: %s)", out, ix.online)
 		}
 		r.available = a.Set
 	case quantity.ExcludeCPUSet:
 		if out := a.Set.Difference(ix.online); !out.IsEmpty() {
-			return r, configError(fieldAvailable, "CPUs %s are not online (online: %s)", out, ix.online)
+			return fmt.Errorf("CPUs %s are not online (online: %s)", out, ix.online)
 		}
 		r.available = ix.online.Difference(a.Set)
 	case quantity.Quantity:
 		if a.Milli%1000 != 0 || a.Milli == 0 {
-			return r, configError(fieldAvailable, "%s: available CPU must be a whole number of CPUs or a cpuset", a)
+			return fmt.Errorf("%s: available CPU must be a whole number of CPUs or a cpuset", a)
 		}
 		set, ok := ix.pick(ix.online, int(a.Milli/1000), nil)
 		if !ok {
-			return r, configError(fieldAvailable, "%s: only %d CPUs are online", a, ix.online.Size())
+			return fmt.Errorf("%s: only %d CPUs are online", a, ix.online.Size())
 		}
 		r.available = set
 	}
 	if r.available.IsEmpty() {
-		return r, configError(fieldAvailable, "leaves no CPU available")
+		return errors.New("leaves no CPU available")
 	}
 	r.isolated = r.available.Intersection(ix.isolated)
+	return nil
+}
 
-	switch a := cfg.ReservedCPU; a.Kind {
+// checkReserved says why a (reservedResources.cpu) is refused whatever the
+// available CPUs are: an amount of none, or CPUs that are not online.
+func checkReserved(a quantity.CPUAmount, ix *topoIndex) error {
+	switch a.Kind {
+	case quantity.CPUSet:
+		if out := a.Set.Difference(ix.online); !out.IsEmpty() {
+			return fmt.Errorf("CPUs %s are not online (online: %s)", out, ix.online)
+		}
+	case quantity.Quantity:
+		if a.Milli <= 0 {
+			return errors.New("some CPU must be reserved")
+		}
+	}
+	return nil
+}
+
+// resolveReserved picks the reserved CPUs from the available ones, or says
+// why a (reservedResources.cpu) is refused.
+func (r *resources) resolveReserved(a quantity.CPUAmount, ix *topoIndex, claimed cpuset.Set) error {
+	switch a.Kind {
 	case quantity.CPUSet, quantity.ExcludeCPUSet:
 		r.reserved = a.Set
 		if a.Kind == quantity.ExcludeCPUSet {
 			r.reserved = r.available.Difference(a.Set)
 		}
 		if out := r.reserved.Difference(r.available); !out.IsEmpty() {
-			return r, configError(fieldReserved, "CPUs %s are not available (available: %s)", out, r.available)
+			return fmt.Errorf("CPUs %s are not available (available: %s)", out, r.available)
 		}
 		if iso := r.reserved.Intersection(r.isolated); !iso.IsEmpty() && (!iso.Equal(r.reserved) || iso.Size() > 1) {
-			return r, configError(fieldReserved, "reserved CPUs %s include isolated CPUs %s: reserve one isolated CPU alone or none", r.reserved, iso)
+			return fmt.Errorf("reserved CPUs %s include isolated CPUs %s: reserve one isolated CPU alone or none", r.reserved, iso)
 		}
 		r.reservedMilli = 1000 * int64(r.reserved.Size())
 	case quantity.Quantity:
 		if a.Milli <= 0 {
-			return r, configError(fieldReserved, "some CPU must be reserved")
+			return errors.New("some CPU must be reserved")
 		}
 		from := r.available.Difference(r.isolated)
 		n := int((a.Milli + 999) / 1000)
@@ -81,18 +127,18 @@ func resolve(cfg Config, ix *topoIndex, claimed cpuset.Set) (resources, error) {
 		set, ok := ix.pickPrio(from.Difference(whole), n-whole.Size(), nil, prioNormal)
 		set = set.Union(whole)
 		if !ok {
-			return r, configError(fieldReserved, "cannot reserve %s: %d CPUs are available and not isolated", a, from.Size())
+			return fmt.Errorf("cannot reserve %s: %d CPUs are available and not isolated", a, from.Size())
 		}
 		r.reserved, r.reservedMilli = set, a.Milli
 	}
 	r.avoidClaimed(ix, claimed)
 	if r.reserved.IsEmpty() {
-		return r, configError(fieldReserved, "some CPU must be reserved")
+		return errors.New("some CPU must be reserved")
 	}
 	if !r.leavesShared(r.reserved) {
-		return r, configError(fieldReserved, "reserving %s leaves no shared CPU (available: %s, isolated: %s)", r.reserved, r.available, r.isolated)
+		return fmt.Errorf("reserving %s leaves no shared CPU (available: %s, isolated: %s)", r.reserved, r.available, r.isolated)
 	}
-	return r, nil
+	return nil
 }
 
 // avoidClaimed moves the reserved CPUs that prepared claims hold to as many

@@ -66,7 +66,7 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 	}
 	defer p.Close(ctx)
 	loaded := time.Since(start)
-	client := abi.NewClient(p)
+	client := abi.NewClient(p, abi.KeepGroups()) // as the agent reads answers, so the probe times what it pays
 
 	info, err := client.Info(ctx, &abi.InfoRequest{HostAbiMinor: abi.ABIMinor})
 	if err != nil {
@@ -98,7 +98,7 @@ func runCheck(cmd *cobra.Command, f policyFlags) error {
 	fmt.Fprintf(out, "init          %v\n", initialized.Round(time.Microsecond))
 	adj := resp.GetAdjustment()
 	fmt.Fprintf(out, "probe         CreateContainer %s/%s → cpus %q mems %q, %d env, %d updates (%v)\n",
-		probe.Pod.Namespace, probe.Container.Name, adj.GetCpusetCpus(), adj.GetCpusetMems(), len(adj.GetEnv()), len(resp.GetUpdates()), placed.Round(time.Microsecond))
+		probe.Pod.Namespace, probe.Container.Name, adj.GetCpusetCpus(), adj.GetCpusetMems(), len(adj.GetEnv()), abi.CountContainers(resp.GetUpdates()), placed.Round(time.Microsecond))
 	return nil
 }
 

@@ -189,8 +189,8 @@ func (r *Runner) runUpdate(ctx context.Context, t Target, res *abi.Resources) {
 	r.step.Containers = append(r.step.Containers, containerReport(sb, c))
 }
 
-// applyUpdates checks an answer's ContainerUpdates and, if all are in bounds,
-// applies and reports them. With pending set it only checks, counting pending
+// applyUpdates checks an answer's ContainerUpdates, groups as the agent does,
+// and, if all are in bounds, applies and reports them, one per container. With pending set it only checks, counting pending
 // as a live container (one the same answer creates). It tells whether the
 // answer passed.
 func (r *Runner) applyUpdates(call string, us []*abi.ContainerUpdate, pending string) bool {
@@ -202,10 +202,10 @@ func (r *Runner) applyUpdates(call string, us []*abi.ContainerUpdate, pending st
 	if pending != "" {
 		return true
 	}
-	for _, u := range us {
-		applyUpdate(r.node.containers[u.ContainerId], u)
+	for id, u := range abi.EachContainer(us) {
+		applyUpdate(r.node.containers[id], u)
 		r.step.Updates = append(r.step.Updates, UpdateReport{
-			From: call, Container: u.ContainerId, CPUs: u.CpusetCpus, Mems: u.CpusetMems,
+			From: call, Container: id, CPUs: u.CpusetCpus, Mems: u.CpusetMems,
 			RDTClass: u.RdtClass, BlockIOClass: u.BlockioClass,
 		})
 	}

@@ -45,7 +45,7 @@ func (r *Runner) runRestart(ctx context.Context, exited []Target) {
 		r.fail(call, err)
 		return
 	}
-	r.client = abi.NewClient(t)
+	r.client = abi.NewClient(t, abi.KeepGroups())
 	pods, containers := r.node.runtimeView()
 	_, annotated := j.Reconcile(pods, containers)
 	annotated = r.node.withExited(annotated, exited)

@@ -120,7 +120,7 @@ func (r *Runner) Run(ctx context.Context, t abi.Transport, sc *Scenario) (*Repor
 	if r.inits == 0 {
 		return nil, errors.New("simulate: the policy was not initialized (call Runner.Init first)")
 	}
-	r.client = abi.NewClient(t)
+	r.client = abi.NewClient(t, abi.KeepGroups())
 	r.report.Description = sc.Description
 	for _, s := range sc.Steps {
 		r.step = &StepReport{Step: s.Index, Kind: s.Kind, Calls: []string{}}

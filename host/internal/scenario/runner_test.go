@@ -12,7 +12,7 @@ import (
 
 // recorder is a policy that keeps every request and answers from annotations:
 // "cpus"/"mems" set the adjustment, "move" and "moveTo" send an update to
-// another container.
+// other containers (a comma-separated "move" as one group).
 type recorder struct {
 	inits   []*abi.InitRequest
 	creates []*abi.CreateContainerRequest
@@ -33,7 +33,8 @@ func (p *recorder) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCo
 	a := r.Container.Annotations
 	resp := &abi.CreateContainerResponse{Adjustment: &abi.ContainerAdjustment{CpusetCpus: a["cpus"], CpusetMems: a["mems"]}}
 	if a["move"] != "" {
-		resp.Updates = []*abi.ContainerUpdate{{ContainerId: a["move"], CpusetCpus: a["moveTo"]}}
+		ids := strings.Split(a["move"], ",")
+		resp.Updates = []*abi.ContainerUpdate{{ContainerId: ids[0], AlsoContainerIds: ids[1:], CpusetCpus: a["moveTo"]}}
 	}
 	return resp, nil
 }
@@ -41,6 +42,42 @@ func (p *recorder) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateCo
 func (p *recorder) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateContainerResponse, error) {
 	p.updates = append(p.updates, r.CloneVT())
 	return &abi.UpdateContainerResponse{Updates: []*abi.ContainerUpdate{{ContainerId: r.Container.Id, CpusetMems: "1"}}}, nil
+}
+
+// TestRunnerGroups: a grouped update is checked as the agent checks it (a
+// member that is not running is named as sent) and reported per container.
+func TestRunnerGroups(t *testing.T) {
+	sc, err := Parse([]byte(`
+steps:
+  - pod: {name: p, containers: [{name: a, annotations: {cpus: "0"}}, {name: b, annotations: {cpus: "1"}}]}
+  - pod: {name: q, containers: [{name: c, annotations: {cpus: "2", move: "p-a,p-b", moveTo: "0-1"}}]}
+  - pod: {name: r, containers: [{name: d, annotations: {cpus: "3", move: "p-a,ghost", moveTo: "3"}}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := native.New(&recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(fourCPUs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Init(context.Background(), tr); err != nil {
+		t.Fatal(err)
+	}
+	report, err := r.Run(context.Background(), tr, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := "CreateContainer default/q/c"
+	if s := report.Steps[1]; len(s.Updates) != 2 || s.Updates[0] != (UpdateReport{From: from, Container: "p-a", CPUs: "0-1"}) || s.Updates[1] != (UpdateReport{From: from, Container: "p-b", CPUs: "0-1"}) {
+		t.Errorf("step 1 updates: %+v, want p-a and p-b to 0-1", s.Updates)
+	}
+	if s := report.Steps[2]; len(s.Updates) != 0 || len(s.Errors) != 1 || s.Errors[0].Field != "updates[0].also_container_ids[0]" {
+		t.Errorf("step 2: updates %+v, errors %+v; want one refusal naming updates[0].also_container_ids[0]", s.Updates, s.Errors)
+	}
 }
 
 func fourCPUs() *abi.Topology {

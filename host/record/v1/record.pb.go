@@ -232,7 +232,8 @@ type Exchange struct {
 	Method v1.Method `protobuf:"varint,2,opt,name=method,proto3,enum=abi.v1.Method" json:"method,omitempty"`
 	// The request message, as sent.
 	Request []byte `protobuf:"bytes,3,opt,name=request,proto3" json:"request,omitempty"`
-	// The answer, grouped updates expanded; absent when the call failed
+	// The answer, grouped updates as the policy sent them (older recordings
+	// hold them expanded; both read the same); absent when the call failed
 	// without one.
 	Response *v1.Response `protobuf:"bytes,4,opt,name=response,proto3" json:"response,omitempty"`
 	// The call's error when it had no answer.

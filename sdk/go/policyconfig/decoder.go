@@ -42,16 +42,24 @@ func DecodeFunc(raw []byte, root string, decode func(d *Decoder, v Value)) ([]Wa
 	}
 	var d Decoder
 	decode(&d, Value{Doc: doc, Path: root})
-	if err := d.c.err(); err != nil {
+	if err := d.c.errs.Err(); err != nil {
 		return nil, err
 	}
 	return d.c.warnings, nil
 }
 
-// Failf records an error at path; DecodeFunc returns it with the others.
+// Failf refuses the field at path (Errors.Add); DecodeFunc returns it with
+// the others.
 func (d *Decoder) Failf(path, format string, args ...any) {
-	d.c.fail(Errorf(path, format, args...))
+	d.c.errs.Add(path, format, args...)
 }
+
+// Errors is what the Decoder has refused so far. A decode function's checks
+// of the values it filled add theirs here, after filling them, so that
+// DecodeFunc returns them in the one error with the fields decoding refused;
+// a value decoding refused is left at its default, so a check that reads it
+// should skip it (Errors.Refused), as Add does for the check's own field.
+func (d *Decoder) Errors() *Errors { return &d.c.errs }
 
 // Object decodes an object: fields maps each JSON field name to the
 // function that fills it, called in sorted order with the field's value

@@ -38,9 +38,3 @@ func JSON(raw []byte) ([]byte, error) {
 	}
 	return js, nil
 }
-
-// Parse is the document raw (as Decode reads it: YAML or JSON; in a module
-// JSON only) as kit/jsontext reads it, nil when it is empty or null: for a
-// policy that reads part of its configuration apart from DecodeFunc, with the
-// same reader.
-func Parse(raw []byte) (any, error) { return parse(raw, Root) }

@@ -31,8 +31,11 @@
 // encoding/json. A policy that would rather its module link neither (0.4–0.5
 // MB of a guest) fills its configuration with a Decoder instead, one
 // hand-written function per type (DecodeFunc); it accepts and refuses the
-// same documents with the same errors. Semantic checks after decoding report with Errorf
-// and Path, so every error names its field the same way.
+// same documents with the same errors. Semantic checks after decoding report
+// through Errors (every refused value in one error, as Decode's) with Path, so
+// every error names its field the same way; a DecodeFunc's decode function
+// adds them to the Decoder's own (Decoder.Errors), so they come in the one
+// error with the fields decoding refused.
 //
 // A configuration carried over from the project a policy follows (for
 // nriwasm's built-in policies, containers/nri-plugins) must start when it
@@ -143,7 +146,7 @@ func DecodeWarnings(raw []byte, v any, root string) ([]Warning, error) {
 	}
 	var c checker
 	c.check(doc, rv.Type().Elem(), root)
-	if err := c.err(); err != nil {
+	if err := c.errs.Err(); err != nil {
 		return nil, err
 	}
 	js, err := jsontext.Append(nil, dropNulls(doc))
@@ -212,32 +215,8 @@ func renumber(doc any) any {
 
 // checker walks a document, collecting every error and warning.
 type checker struct {
-	errs     []*abi.PolicyError
+	errs     Errors
 	warnings []Warning
-}
-
-func (c *checker) fail(err *abi.PolicyError) { c.errs = append(c.errs, err) }
-
-// err is nil, the one error, or the first error with every other one
-// appended to its message.
-func (c *checker) err() error {
-	switch len(c.errs) {
-	case 0:
-		return nil
-	case 1:
-		return c.errs[0]
-	}
-	first := c.errs[0]
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (and %d more:", first.Message, len(c.errs)-1)
-	for i, e := range c.errs[1:] {
-		if i > 0 {
-			b.WriteByte(';')
-		}
-		fmt.Fprintf(&b, " %s: %s", e.Field, e.Message)
-	}
-	b.WriteByte(')')
-	return Errorf(first.Field, "%s", b.String())
 }
 
 // dropNulls removes null-valued object fields, so they keep their defaults
@@ -293,7 +272,7 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		raw, _ := jsontext.Append(nil, doc)
 		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
-			c.fail(Errorf(path, "%v", err))
+			c.errs.Add(path, "%v", err)
 		}
 		return
 	}
@@ -334,7 +313,7 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 			c.want(path, "an integer", doc)
 		}
 		if lo, hi := intRange(t); i < lo || i > hi {
-			c.fail(Errorf(path, "%d is out of range [%d, %d]", i, lo, hi))
+			c.errs.Add(path, "%d is out of range [%d, %d]", i, lo, hi)
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, ok := doc.(jsontext.Number)
@@ -343,14 +322,14 @@ func (c *checker) check(doc any, t reflect.Type, path string) {
 			c.want(path, "a non-negative integer", doc)
 		}
 		if hi := uint64(1)<<(t.Bits()-1)*2 - 1; i < 0 || uint64(i) > hi {
-			c.fail(Errorf(path, "%d is out of range [0, %d]", i, hi))
+			c.errs.Add(path, "%d is out of range [0, %d]", i, hi)
 		}
 	case reflect.Float32, reflect.Float64:
 		if _, ok := doc.(jsontext.Number); !ok {
 			c.want(path, "a number", doc)
 		}
 	default:
-		c.fail(Errorf(path, "policyconfig cannot decode a %s", t))
+		c.errs.Add(path, "policyconfig cannot decode a %s", t)
 	}
 }
 
@@ -395,15 +374,15 @@ func (c *checker) object(doc any, path string, known any, names []string, visit 
 		}
 		if r, ok := restricted[k]; ok {
 			if !r.accepts(obj[k]) {
-				c.fail(Errorf(Path(path, k), "%s is not supported (accepted: %s): %s", jsonText(obj[k]), r.accepted(), r.Why))
+				c.errs.Add(Path(path, k), "%s is not supported (accepted: %s): %s", jsonText(obj[k]), r.accepted(), r.Why)
 			}
 			continue
 		}
 		if why, ok := unsupported[k]; ok {
-			c.fail(Errorf(Path(path, k), "not supported: %s", why))
+			c.errs.Add(Path(path, k), "not supported: %s", why)
 			continue
 		}
-		c.fail(Errorf(Path(path, k), "unknown field (known: %s)", strings.Join(names, ", ")))
+		c.errs.Add(Path(path, k), "unknown field (known: %s)", strings.Join(names, ", "))
 	}
 }
 
@@ -460,7 +439,7 @@ func intRange(t reflect.Type) (int64, int64) {
 }
 
 func (c *checker) want(path, what string, got any) {
-	c.fail(Errorf(path, "want %s, got %s", what, describe(got)))
+	c.errs.Add(path, "want %s, got %s", what, describe(got))
 }
 
 func describe(v any) string {

@@ -8,6 +8,14 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
+// AgentClient returns the client a benchmark times calls through: it reads
+// answers as the nriwasm agent does (abi.KeepGroups: grouped updates checked,
+// not expanded; the agent expands them only for NRI), so a timed call costs
+// the host what it costs the agent. Count what an answer updates with
+// abi.CountContainers. Checks that look at updates one by one keep a
+// Runtime's expanding Client.
+func AgentClient(t abi.Transport) *abi.Client { return abi.NewClient(t, abi.KeepGroups()) }
+
 // CallTimes are a benchmark's timed calls: the wall-clock time of each and
 // the calling thread's CPU time (the call's own work, which a loaded machine
 // does not inflate). Time calls between StartTiming and its stop.
