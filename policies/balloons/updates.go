@@ -145,7 +145,12 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 				continue
 			}
 			if n := len(groups); n > 0 && sameList(groups[n-1].cpus, cpus) && sameList(groups[n-1].mems, mems) {
-				ids = groups[n-1].extend(ids, c.id)
+				if g := &groups[n-1]; g.held == nil {
+					ids = append(ids, c.id) // inline: a call per container costs more
+					g.to = len(ids)
+				} else {
+					ids = g.extend(ids, c.id)
+				}
 				continue
 			}
 			groups = append(groups, group{first: c.id, cpus: cpus, mems: mems, from: len(ids), to: len(ids)})
