@@ -333,3 +333,20 @@ func TestAnswerHoldsBalloonIDs(t *testing.T) {
 		t.Errorf("after create and remove of x the list is %v, want the one before, %v", b.ids, list)
 	}
 }
+
+// TestGroupExtend: a group holding a balloon's list moves it into the
+// scratch list before it grows, leaving the list as it was; a group of the
+// scratch list grows in place.
+func TestGroupExtend(t *testing.T) {
+	held := []string{"b", "c"}
+	scratch := []string{"x"}
+	g := group{first: "a", held: held}
+	scratch = g.extend(scratch, "d", "e")
+	if g.held != nil || !slices.Equal(scratch[g.from:g.to], []string{"b", "c", "d", "e"}) || !slices.Equal(held, []string{"b", "c"}) {
+		t.Fatalf("after extend: group %+v over %v, held %v", g, scratch, held)
+	}
+	scratch = g.extend(scratch, "f")
+	if !slices.Equal(scratch[g.from:g.to], []string{"b", "c", "d", "e", "f"}) || scratch[0] != "x" {
+		t.Fatalf("after a second extend: group %+v over %v", g, scratch)
+	}
+}
