@@ -53,9 +53,10 @@ type topoIndex struct {
 	// tree is nri-plugins' CPU tree, where a resize picks its CPUs.
 	tree *cpuTree
 	// cands and from are inflate's scratch lists of CPU ids; isCand marks
-	// the cands (false between calls).
-	cands, from []uint32
-	isCand      []bool
+	// the cands (false between calls). released, picked and taken are
+	// deflate's.
+	cands, from, released, picked []uint32
+	isCand, taken                 []bool
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
