@@ -60,6 +60,10 @@ func (s Set) IsEmpty() bool { return len(s.ids) == 0 }
 // Sorted returns the ids in ascending order, in a new slice the caller owns.
 func (s Set) Sorted() []uint32 { return slices.Clone(s.ids) }
 
+// AppendTo appends the ids in ascending order to dst and returns it: a
+// caller with a list of its own to reuse copies them without an allocation.
+func (s Set) AppendTo(dst []uint32) []uint32 { return append(dst, s.ids...) }
+
 // All yields the ids in ascending order, without copying them.
 func (s Set) All() iter.Seq[uint32] {
 	return func(yield func(uint32) bool) {

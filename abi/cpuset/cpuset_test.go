@@ -82,6 +82,19 @@ func TestAlgebra(t *testing.T) {
 	}
 }
 
+func TestAppendTo(t *testing.T) {
+	s := cpuset.New(9, 1, 3)
+	buf := make([]uint32, 1, 8)
+	got := s.AppendTo(buf)
+	if !slices.Equal(got, []uint32{0, 1, 3, 9}) || &got[0] != &buf[0] {
+		t.Fatalf("AppendTo = %v, want [0 1 3 9] in the caller's list", got)
+	}
+	got[1] = 7
+	if !s.Contains(1) || s.Contains(7) {
+		t.Fatalf("AppendTo handed out the set's own slice: %v", s)
+	}
+}
+
 func TestContainsAndSorted(t *testing.T) {
 	s := cpuset.New(9, 3, 3, 0, 1)
 	if got := s.Sorted(); !slices.Equal(got, []uint32{0, 1, 3, 9}) {

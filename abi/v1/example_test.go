@@ -26,7 +26,7 @@ func Example_wire() {
 	// request  0a 03 0a 01 70 12 07 0a 01 78 1a 02 63 31 (14 bytes)
 	// response 4a 02 0a 00
 	// returned 0x0001000000000004
-	// version  0x00010004
+	// version  0x00010005
 }
 
 // Example_groupedUpdate shows the bytes of the grouped update in abi/README.md
@@ -74,4 +74,14 @@ func Example_energyPerformancePreference() {
 	fmt.Printf("% x\n", b)
 	// Output:
 	// 08 03 72 0d 62 61 6c 61 6e 63 65 5f 70 6f 77 65 72
+}
+
+// Example_classDevices shows the bytes of the PCI function in abi/README.md
+// section 18: v1.5's class devices, each as CLASS/NAME below /sys/class.
+func Example_classDevices() {
+	d := &abi.PCIDevice{Address: "0000:01:00.0", ClassDevices: []string{"drm/card0", "drm/renderD128"}}
+	b, _ := d.MarshalVT()
+	fmt.Printf("% x\n", b)
+	// Output:
+	// 0a 0c 30 30 30 30 3a 30 31 3a 30 30 2e 30 4a 09 64 72 6d 2f 63 61 72 64 30 4a 0e 64 72 6d 2f 72 65 6e 64 65 72 44 31 32 38
 }

@@ -685,7 +685,16 @@ type PCIDevice struct {
 	// The bound kernel driver, empty when none.
 	Driver string `protobuf:"bytes,7,opt,name=driver,proto3" json:"driver,omitempty"`
 	// The CPUs sysfs calls local to the device, sorted.
-	LocalCpus     []uint32 `protobuf:"varint,8,rep,packed,name=local_cpus,json=localCpus,proto3" json:"local_cpus,omitempty"`
+	LocalCpus []uint32 `protobuf:"varint,8,rep,packed,name=local_cpus,json=localCpus,proto3" json:"local_cpus,omitempty"`
+	// The class devices that belong to the function (since v1.5), each as
+	// "CLASS/NAME", the path of its /sys/class entry below /sys/class:
+	// "drm/card0", "drm/renderD128", "infiniband/mlx5_0", "nvme/nvme0". An
+	// entry belongs to the function whose directory under /sys/devices is the
+	// longest one its link resolves below (so a GPU's, not its root port's).
+	// Network interfaces are left out (NetworkInterface has them). Sorted;
+	// empty from a v1.4 host, which does not look: a policy tells that case
+	// apart by InitRequest.host_abi_minor.
+	ClassDevices  []string `protobuf:"bytes,9,rep,name=class_devices,json=classDevices,proto3" json:"class_devices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -772,6 +781,13 @@ func (x *PCIDevice) GetDriver() string {
 func (x *PCIDevice) GetLocalCpus() []uint32 {
 	if x != nil {
 		return x.LocalCpus
+	}
+	return nil
+}
+
+func (x *PCIDevice) GetClassDevices() []string {
+	if x != nil {
+		return x.ClassDevices
 	}
 	return nil
 }
@@ -945,7 +961,7 @@ const file_abi_v1_topology_proto_rawDesc = "" +
 	"\x0fhugepages_total\x18\x06 \x03(\v2$.abi.v1.NUMANode.HugepagesTotalEntryR\x0ehugepagesTotal\x1aA\n" +
 	"\x13HugepagesTotalEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xf9\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x9e\x02\n" +
 	"\tPCIDevice\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x1b\n" +
 	"\tvendor_id\x18\x02 \x01(\tR\bvendorId\x12\x1b\n" +
@@ -955,7 +971,8 @@ const file_abi_v1_topology_proto_rawDesc = "" +
 	"\tpcie_root\x18\x06 \x01(\tR\bpcieRoot\x12\x16\n" +
 	"\x06driver\x18\a \x01(\tR\x06driver\x12\x1d\n" +
 	"\n" +
-	"local_cpus\x18\b \x03(\rR\tlocalCpusB\f\n" +
+	"local_cpus\x18\b \x03(\rR\tlocalCpus\x12#\n" +
+	"\rclass_devices\x18\t \x03(\tR\fclassDevicesB\f\n" +
 	"\n" +
 	"_numa_node\"\x80\x02\n" +
 	"\x10NetworkInterface\x12\x12\n" +

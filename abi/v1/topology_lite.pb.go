@@ -509,6 +509,15 @@ type PCIDevice struct {
 	Driver string `protobuf:"bytes,7,opt,name=driver,proto3" json:"driver,omitempty"`
 	// The CPUs sysfs calls local to the device, sorted.
 	LocalCpus []uint32 `protobuf:"varint,8,rep,packed,name=local_cpus,json=localCpus,proto3" json:"localCpus,omitempty"`
+	// The class devices that belong to the function (since v1.5), each as
+	// "CLASS/NAME", the path of its /sys/class entry below /sys/class:
+	// "drm/card0", "drm/renderD128", "infiniband/mlx5_0", "nvme/nvme0". An
+	// entry belongs to the function whose directory under /sys/devices is the
+	// longest one its link resolves below (so a GPU's, not its root port's).
+	// Network interfaces are left out (NetworkInterface has them). Sorted;
+	// empty from a v1.4 host, which does not look: a policy tells that case
+	// apart by InitRequest.host_abi_minor.
+	ClassDevices []string `protobuf:"bytes,9,rep,name=class_devices,json=classDevices,proto3" json:"classDevices,omitempty"`
 }
 
 func (x *PCIDevice) Reset() {
@@ -569,6 +578,13 @@ func (x *PCIDevice) GetDriver() string {
 func (x *PCIDevice) GetLocalCpus() []uint32 {
 	if x != nil {
 		return x.LocalCpus
+	}
+	return nil
+}
+
+func (x *PCIDevice) GetClassDevices() []string {
+	if x != nil {
+		return x.ClassDevices
 	}
 	return nil
 }
@@ -855,6 +871,9 @@ func (m *PCIDevice) CloneVT() *PCIDevice {
 	}
 	if rhs := m.LocalCpus; rhs != nil {
 		r.LocalCpus = slices.Clone(rhs)
+	}
+	if rhs := m.ClassDevices; rhs != nil {
+		r.ClassDevices = slices.Clone(rhs)
 	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = slices.Clone(m.unknownFields)
@@ -1232,6 +1251,15 @@ func (this *PCIDevice) EqualVT(that *PCIDevice) bool {
 	}
 	for i, vx := range this.LocalCpus {
 		vy := that.LocalCpus[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.ClassDevices) != len(that.ClassDevices) {
+		return false
+	}
+	for i, vx := range this.ClassDevices {
+		vy := that.ClassDevices[i]
 		if vx != vy {
 			return false
 		}
@@ -1794,6 +1822,15 @@ func (m *PCIDevice) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ClassDevices) > 0 {
+		for iNdEx := len(m.ClassDevices) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.ClassDevices[iNdEx])
+			copy(dAtA[i:], m.ClassDevices[iNdEx])
+			i = protobuf_go_lite.EncodeVarint(dAtA, i, uint64(len(m.ClassDevices[iNdEx])))
+			i--
+			dAtA[i] = 0x4a
+		}
+	}
 	if len(m.LocalCpus) > 0 {
 		var pksize2 int
 		for _, num := range m.LocalCpus {
@@ -2199,6 +2236,12 @@ func (m *PCIDevice) SizeVT() (n int) {
 			l += protobuf_go_lite.SizeOfVarint(uint64(e))
 		}
 		n += 1 + protobuf_go_lite.SizeOfVarint(uint64(l)) + l
+	}
+	if len(m.ClassDevices) > 0 {
+		for _, s := range m.ClassDevices {
+			l = len(s)
+			n += 1 + l + protobuf_go_lite.SizeOfVarint(uint64(l))
+		}
 	}
 	n += len(m.unknownFields)
 	return n
@@ -3345,6 +3388,28 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			} else {
 				return errWrongWireType("LocalCpus", wireType)
 			}
+		case 9:
+			if wireType != 2 {
+				return errWrongWireType("ClassDevices", wireType)
+			}
+			var stringLen uint64
+			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			if err != nil {
+				return err
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ClassDevices = append(m.ClassDevices, string(dAtA[iNdEx:postIndex]))
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])
@@ -4687,6 +4752,32 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			} else {
 				return errWrongWireType("LocalCpus", wireType)
 			}
+		case 9:
+			if wireType != 2 {
+				return errWrongWireType("ClassDevices", wireType)
+			}
+			var stringLen uint64
+			stringLen, iNdEx, err = protobuf_go_lite.DecodeVarint(dAtA, iNdEx)
+			if err != nil {
+				return err
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protobuf_go_lite.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			var stringValue string
+			if intStringLen > 0 {
+				stringValue = unsafe.String(&dAtA[iNdEx], intStringLen)
+			}
+			m.ClassDevices = append(m.ClassDevices, stringValue)
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protobuf_go_lite.Skip(dAtA[iNdEx:])

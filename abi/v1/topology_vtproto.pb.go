@@ -219,6 +219,11 @@ func (m *PCIDevice) CloneVT() *PCIDevice {
 		copy(tmpContainer, rhs)
 		r.LocalCpus = tmpContainer
 	}
+	if rhs := m.ClassDevices; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.ClassDevices = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -599,6 +604,15 @@ func (this *PCIDevice) EqualVT(that *PCIDevice) bool {
 	}
 	for i, vx := range this.LocalCpus {
 		vy := that.LocalCpus[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if len(this.ClassDevices) != len(that.ClassDevices) {
+		return false
+	}
+	for i, vx := range this.ClassDevices {
+		vy := that.ClassDevices[i]
 		if vx != vy {
 			return false
 		}
@@ -1161,6 +1175,15 @@ func (m *PCIDevice) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if len(m.ClassDevices) > 0 {
+		for iNdEx := len(m.ClassDevices) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.ClassDevices[iNdEx])
+			copy(dAtA[i:], m.ClassDevices[iNdEx])
+			i = protohelpers.EncodeVarint(dAtA, i, uint64(len(m.ClassDevices[iNdEx])))
+			i--
+			dAtA[i] = 0x4a
+		}
+	}
 	if len(m.LocalCpus) > 0 {
 		var pksize2 int
 		for _, num := range m.LocalCpus {
@@ -1566,6 +1589,12 @@ func (m *PCIDevice) SizeVT() (n int) {
 			l += protohelpers.SizeOfVarint(uint64(e))
 		}
 		n += 1 + protohelpers.SizeOfVarint(uint64(l)) + l
+	}
+	if len(m.ClassDevices) > 0 {
+		for _, s := range m.ClassDevices {
+			l = len(s)
+			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+		}
 	}
 	n += len(m.unknownFields)
 	return n
@@ -3302,6 +3331,38 @@ func (m *PCIDevice) UnmarshalVT(dAtA []byte) error {
 			} else {
 				return fmt.Errorf("proto: wrong wireType = %d for field LocalCpus", wireType)
 			}
+		case 9:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ClassDevices", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ClassDevices = append(m.ClassDevices, string(dAtA[iNdEx:postIndex]))
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -5329,6 +5390,42 @@ func (m *PCIDevice) UnmarshalVTUnsafe(dAtA []byte) error {
 			} else {
 				return fmt.Errorf("proto: wrong wireType = %d for field LocalCpus", wireType)
 			}
+		case 9:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ClassDevices", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			var stringValue string
+			if intStringLen > 0 {
+				stringValue = unsafe.String(&dAtA[iNdEx], intStringLen)
+			}
+			m.ClassDevices = append(m.ClassDevices, stringValue)
+			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

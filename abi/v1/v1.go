@@ -15,7 +15,7 @@ package v1
 // ABIMajor<<16 | ABIMinor from its nriwasm_abi_version export.
 const (
 	ABIMajor = 1
-	ABIMinor = 4
+	ABIMinor = 5
 )
 
 // Names of the guest's exports and the host's imports.

@@ -12,7 +12,9 @@
 //   - NUMA nodes: devices/system/node/ (online list, cpulist, meminfo,
 //     distance, hugepages) plus the memory-kind evidence in
 //     devices/virtual/memory_tiering, bus/dax, bus/nd and bus/cxl;
-//   - PCI functions: bus/pci/devices/*, following the links into devices/;
+//   - PCI functions: bus/pci/devices/*, following the links into devices/,
+//     and (since ABI v1.5) the class/* entries below each, class/net
+//     excepted, up to MaxClassEntries of them;
 //   - network interfaces: class/net/*.
 //
 // Files a machine may lack (VMs often have no dies, clusters, caches, cpufreq
@@ -32,6 +34,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -50,6 +53,7 @@ type Option func(*options) error
 
 type options struct {
 	addrs AddressLookup
+	log   *slog.Logger
 }
 
 // WithAddressLookup makes Discover fill NetworkInterface.addresses from
@@ -65,13 +69,25 @@ func WithAddressLookup(lookup AddressLookup) Option {
 	}
 }
 
+// WithLogger makes Discover log its warnings (MaxClassEntries reached) to
+// log instead of slog.Default().
+func WithLogger(log *slog.Logger) Option {
+	return func(o *options) error {
+		if log == nil {
+			return errors.New("topology: logger: nil")
+		}
+		o.log = log
+		return nil
+	}
+}
+
 // Discover reads the topology under sysfsRoot ("" means DefaultRoot).
 func Discover(sysfsRoot string, opts ...Option) (*abi.Topology, error) {
 	if sysfsRoot == "" {
 		sysfsRoot = DefaultRoot
 	}
 	sysfsRoot = filepath.Clean(sysfsRoot)
-	var cfg options
+	cfg := options{log: slog.Default()}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -99,6 +115,9 @@ func Discover(sysfsRoot string, opts ...Option) (*abi.Topology, error) {
 		return nil, err
 	}
 	if t.PciDevices, err = s.discoverPCI(); err != nil {
+		return nil, err
+	}
+	if err := s.addClassDevices(t.PciDevices, cfg.log); err != nil {
 		return nil, err
 	}
 	if t.NetworkInterfaces, err = s.discoverNetIfs(t.PciDevices, cfg.addrs); err != nil {

@@ -341,8 +341,11 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts, tf *treeFree) 
 	if n >= cur.Size() {
 		return cur
 	}
-	cands := cur.Sorted()
-	var picked []uint32
+	// cur's CPUs, those picked and the flags of those taken, in the
+	// index's scratch lists.
+	all, picked := cur.AppendTo(ix.released[:0]), ix.picked[:0]
+	defer func() { ix.released, ix.picked = all[:0], picked[:0] }()
+	cands := all
 	if len(o.prefer) > 0 {
 		weights := make([]uint64, len(cands))
 		for i, id := range cands {
@@ -379,7 +382,11 @@ func (ix *topoIndex) deflate(cur cpuset.Set, n int, o *allocOpts, tf *treeFree) 
 	}
 	keys := sh.key[:len(sh.key)-1] // see recount: no thread level
 	rank := ix.tree.rank[tThread]
-	taken := make([]bool, len(cands))
+	taken := ix.taken[:0]
+	for range cands {
+		taken = append(taken, false)
+	}
+	defer func() { ix.taken = taken[:0] }()
 	first := len(picked)
 	for len(picked) < n {
 		best := sh.releaseFirst(cands, taken, free, rank)

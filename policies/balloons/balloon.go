@@ -17,9 +17,16 @@ type balloon struct {
 	label  string // "TYPE[INSTANCE]"
 	cpus   cpuset.Set
 	shared cpuset.Set
-	// members are its containers, sorted by id; ids their ids.
-	members []*container
-	ids     []string
+	// members are its containers, sorted by id; ids their ids, a list
+	// never changed in place (each change makes another), so an answer may
+	// hold it; prevIDs is the list before the last change, which added or
+	// dropped lastID at lastAt (RATIONALE.md, "Why may an answer hold a
+	// balloon's ids?").
+	members          []*container
+	ids, prevIDs     []string
+	lastID           string
+	lastAt           int
+	lastAdded, known bool
 	// held are the lists its synced members were last given, nSynced how
 	// many they are (RATIONALE.md, "Why do a balloon's containers share
 	// what they were given?").
@@ -78,17 +85,58 @@ func compareIDs(c *container, id string) int { return cmp.Compare(c.id, id) }
 func (b *balloon) addMember(c *container) {
 	i, _ := slices.BinarySearchFunc(b.members, c.id, compareIDs)
 	b.members = slices.Insert(b.members, i, c)
-	b.ids = slices.Insert(b.ids, i, c.id)
+	if b.undoes(c.id, i, true) {
+		return
+	}
+	ids := make([]string, len(b.ids)+1)
+	copy(ids, b.ids[:i])
+	ids[i] = c.id
+	copy(ids[i+1:], b.ids[i:])
+	b.setIDs(ids, c.id, i, true)
 }
 
 // dropMember takes container id off b's list; it keeps what it was given.
 func (b *balloon) dropMember(id string) {
-	if i, found := slices.BinarySearchFunc(b.members, id, compareIDs); found {
-		c := b.members[i]
-		b.unsync(c)
-		b.members = slices.Delete(b.members, i, i+1)
-		b.ids = slices.Delete(b.ids, i, i+1)
+	i, found := slices.BinarySearchFunc(b.members, id, compareIDs)
+	if !found {
+		return
 	}
+	b.unsync(b.members[i])
+	b.members = slices.Delete(b.members, i, i+1)
+	if b.undoes(id, i, false) {
+		return
+	}
+	ids := make([]string, len(b.ids)-1)
+	copy(ids, b.ids[:i])
+	copy(ids[i:], b.ids[i+1:])
+	b.setIDs(ids, id, i, false)
+}
+
+// undoes takes back the ids before the last change when adding (added) or
+// dropping id at i undoes it: a container created and removed again, or
+// removed and created again. It tells whether it did.
+func (b *balloon) undoes(id string, i int, added bool) bool {
+	if !b.known || b.lastAdded == added || b.lastAt != i || b.lastID != id {
+		return false
+	}
+	b.ids, b.prevIDs = b.prevIDs, b.ids
+	b.lastAdded = added
+	return true
+}
+
+// setIDs makes ids b's list, after adding (added) or dropping id at i.
+func (b *balloon) setIDs(ids []string, id string, i int, added bool) {
+	b.ids, b.prevIDs = ids, b.ids
+	b.lastID, b.lastAt, b.lastAdded, b.known = id, i, added, true
+}
+
+// idsWithout is b's list without container skip at i, when that is a list
+// b kept: the one before skip was added (nil otherwise).
+func (b *balloon) idsWithout(skip string, i int) []string {
+	if b.known && b.lastAdded && b.lastAt == i && b.lastID == skip {
+		return b.prevIDs
+	}
+	return nil
 }
 
 // unsync gives c its own copy of the lists it shares with b.

@@ -34,7 +34,8 @@
 //	    preferPerNamespaceBalloon: false # one balloon per namespace
 //	    groupBy: ${pod/labels/app}       # containers with the same value share a balloon
 //	    shareIdleCPUsInSame: numa        # also use idle CPUs of the same system|package|die|numa|l2cache|core
-//	    preferCloseToDevices: [/sys/class/net/eth0]  # also /sys/bus/pci/devices/ADDR, /sys/devices/pciDDDD:BB/.../ADDR[/...],
+//	    preferCloseToDevices: [/sys/class/net/eth0]  # also /sys/class/drm/card0 and other /sys/class/CLASS/NAME of a
+//	                                     # PCI function (ABI v1.5), /sys/bus/pci/devices/ADDR, /sys/devices/pciDDDD:BB/.../ADDR[/...],
 //	                                     # /sys/devices/system/node/nodeN, .../cpu/cpuN/cache/indexM (its CPUs);
 //	                                     # a device the node lacks, and .../cpu/cpuN (no CPUs in nri-plugins either),
 //	                                     # are logged and ignored; podresourceapi: is refused

@@ -246,16 +246,22 @@ func (tr *cpuTree) choose(sh *treeShape, free [][]int32, cur cpuset.Set, n int, 
 			s = append(s, int32(k))
 		}
 	}
-	i := 0
+	// one is the deepest level where a single node survived: every later
+	// survivor lies below it, so comparing counts at that level or above
+	// keeps them all and is skipped.
+	i, one := 0, -1
 	for {
 		s = sh.keep(s, sh.cur, i, i, true)
+		if len(s) == 1 {
+			one = i
+		}
 		if i == depth || sh.cur[i][s[0]] == 0 {
 			break // below, the survivors hold none of the balloon's CPUs
 		}
 		s = sh.children(s, i, &q)
 		i++
 	}
-	for j := 0; j <= i; j++ {
+	for j := one + 1; j <= i; j++ {
 		s = sh.keep(s, free, j, i, balance)
 	}
 	for i < depth {
@@ -346,10 +352,13 @@ func (sh *treeShape) keep(s []int32, counts [][]int32, j, i int, most bool) []in
 func (sh *treeShape) children(s []int32, i int, q *qualify) []int32 {
 	out := sh.s2[:0]
 	next := sh.lo[i+1]
+	// Where a child qualifies by its own count (one CPU, or the depth
+	// itself), the count is read here: a call per child costs more.
+	direct, f := q.n == 1 || i+1 == q.depth, q.free[i+1]
 	for _, k := range s {
 		end := sh.lo[i][k+1]
 		for c := sh.key[i+1][sh.order[sh.lo[i][k]]]; c < int32(len(next)-1) && next[c] < end; c++ {
-			if q.ok(i+1, c) {
+			if direct && f[c] >= q.n || !direct && q.ok(i+1, c) {
 				out = append(out, c)
 			}
 		}

@@ -11,24 +11,35 @@ import (
 )
 
 // podSpec is what a container was created with, kept to place it again on
-// Reconfigure: encoded, so the garbage collector has nothing to scan in it
-// (in Wasm it marks on the calls' time).
-type podSpec struct {
-	pod, spec []byte
-}
+// Reconfigure: its pod and container as an encoded CreateContainerRequest,
+// so the garbage collector has nothing to scan in it (in Wasm it marks on
+// the calls' time). A create keeps the bytes of its own request
+// (policy.EncodedContainerCreator), which the SDK never reuses: nothing is
+// encoded on the hot path.
+type podSpec []byte
 
 func encodeSpec(pod *abi.PodSandbox, spec *abi.Container) podSpec {
-	p, _ := pod.MarshalVT()
-	c, _ := spec.MarshalVT()
-	return podSpec{pod: p, spec: c}
+	b, _ := (&abi.CreateContainerRequest{Pod: pod, Container: spec}).MarshalVT()
+	return b
 }
 
+// decode gives back the pod and container, empty ones where the request had
+// none. Their strings point into ps (UnmarshalVTUnsafe), which is never
+// changed: decoding copies nothing, and the module links no copying
+// decoder for the container's messages.
 func (ps podSpec) decode() (*abi.PodSandbox, *abi.Container, error) {
-	pod, spec := &abi.PodSandbox{}, &abi.Container{}
-	if err := pod.UnmarshalVT(ps.pod); err != nil {
+	r := &abi.CreateContainerRequest{}
+	if err := r.UnmarshalVTUnsafe(ps); err != nil {
 		return nil, nil, err
 	}
-	return pod, spec, spec.UnmarshalVT(ps.spec)
+	pod, spec := r.GetPod(), r.GetContainer()
+	if pod == nil {
+		pod = &abi.PodSandbox{}
+	}
+	if spec == nil {
+		spec = &abi.Container{}
+	}
+	return pod, spec, nil
 }
 
 // Init implements policy.Initializer: it parses the configuration, takes
@@ -39,6 +50,7 @@ func (p *Policy) Init(r *abi.InitRequest) (*abi.InitResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix.hostMinor = r.GetHostAbiMinor()
 	driver := r.GetDriverName()
 	if driver == "" {
 		driver = defaultDriver
@@ -71,17 +83,31 @@ func (c *container) adjustment() *abi.ContainerAdjustment {
 // CreateContainer implements policy.ContainerCreator: a repeat answers what
 // the first create was given.
 func (p *Policy) CreateContainer(r *abi.CreateContainerRequest) (*abi.CreateContainerResponse, error) {
-	return containers.Create(r, p.st.ctrs, (*container).adjustment, p.st.create, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
+	return p.CreateContainerEncoded(r, nil)
 }
 
-// create places a container and remembers its spec.
-func (s *state) create(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
+// CreateContainerEncoded implements policy.EncodedContainerCreator: as
+// CreateContainer, keeping encoded (r's bytes; nil: r is encoded) as the
+// container's spec.
+func (p *Policy) CreateContainerEncoded(r *abi.CreateContainerRequest, encoded []byte) (*abi.CreateContainerResponse, error) {
+	place := func(pod *abi.PodSandbox, spec *abi.Container) (*container, error) {
+		return p.st.create(pod, spec, encoded)
+	}
+	return containers.Create(r, p.st.ctrs, (*container).adjustment, place, func(c *container) []*abi.ContainerUpdate { return p.st.updates(c.id) })
+}
+
+// create places a container and remembers its spec: encoded, the pod and
+// container encoded as a CreateContainerRequest, or nil to encode them.
+func (s *state) create(pod *abi.PodSandbox, spec *abi.Container, encoded podSpec) (*container, error) {
 	c, err := s.place(pod, spec)
 	if err != nil {
 		s.dirty.Clear() // nothing changed
 		return nil, err
 	}
-	s.specs[c.id] = encodeSpec(pod, spec)
+	if encoded == nil {
+		encoded = encodeSpec(pod, spec)
+	}
+	c.spec = encoded
 	return c, nil
 }
 
@@ -109,9 +135,9 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 		b.milli += milli - c.milli
 	}
 	c.milli = milli
-	if pod, spec, err := s.specs[id].decode(); err == nil {
+	if pod, spec, err := c.spec.decode(); err == nil {
 		spec.Resources = r.GetResources()
-		s.specs[id] = encodeSpec(pod, spec)
+		c.spec = encodeSpec(pod, spec)
 	}
 	return &abi.UpdateContainerResponse{Updates: s.updates("")}, nil
 }
@@ -119,13 +145,8 @@ func (p *Policy) UpdateContainer(r *abi.UpdateContainerRequest) (*abi.UpdateCont
 // forget serves StopContainer and RemoveContainer (containers.Forget): the
 // container leaves its balloon at once.
 func (p *Policy) forget(id string) []*abi.ContainerUpdate {
-	p.st.forget(id)
+	p.st.remove(id)
 	return p.st.updates("")
-}
-
-func (s *state) forget(id string) {
-	s.remove(id)
-	delete(s.specs, id)
 }
 
 // Synchronize implements policy.Synchronizer: containers the runtime no
@@ -146,7 +167,7 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 	}
 	for _, id := range sortedKeys(s.ctrs) {
 		if !live[id] {
-			s.forget(id)
+			s.remove(id)
 		}
 	}
 	pods := map[string]*abi.PodSandbox{}
@@ -155,7 +176,7 @@ func (p *Policy) Synchronize(r *abi.SynchronizeRequest) (*abi.SynchronizeRespons
 	}
 	slices.SortFunc(fresh, func(a, b *abi.Container) int { return cmp.Compare(a.GetId(), b.GetId()) })
 	for _, spec := range fresh {
-		c, err := s.create(pods[spec.GetPodSandboxId()], spec)
+		c, err := s.create(pods[spec.GetPodSandboxId()], spec, nil)
 		if err != nil {
 			// It runs already: leave it where it is rather than refuse the sync.
 			policy.Log.Warnf("synchronize: container %s left unmanaged: %v", spec.GetId(), err)
@@ -201,9 +222,10 @@ func (p *Policy) Reconfigure(r *abi.ReconfigureRequest) (*abi.ReconfigureRespons
 		st.bind(oc.spec, b).devices = oc.devices
 	}
 	for _, id := range sortedKeys(old.ctrs) {
-		pod, spec, err := old.specs[id].decode()
+		kept := old.ctrs[id].spec
+		pod, spec, err := kept.decode()
 		if err == nil {
-			_, err = st.create(pod, spec)
+			_, err = st.create(pod, spec, kept)
 		}
 		if err != nil {
 			return nil, abi.Errorf(abi.ErrorCode_ERROR_CODE_FAILED_PRECONDITION, field(), "container %s no longer fits: %v", id, err)

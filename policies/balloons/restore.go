@@ -69,7 +69,8 @@ func (s *state) restore(rs *abi.RestoreState, strict bool) error {
 		c := s.newContainer(pod, spec)
 		a := spec.GetAssignment()
 		c.cpus, c.mems = strings.Clone(a.GetCpusetCpus()), strings.Clone(a.GetCpusetMems())
-		s.ctrs[id], s.specs[id] = c, encodeSpec(pod, spec)
+		c.spec = encodeSpec(pod, spec)
+		s.ctrs[id] = c
 		cpus, err := cpuset.Parse(c.cpus)
 		if s.preserved(pod, spec) || err != nil {
 			continue

@@ -11,36 +11,62 @@ import (
 // zone). Only balloons whose CPUs changed or whose zone has a group where a
 // CPU joined or left the free ones since the last reshare (delta) are
 // recomputed: from the whole zone when the zone moved, else from delta alone.
+// A balloon's shared CPUs are then all the idle CPUs of its zone, so a
+// later balloon of a zone reshared before takes that set as it is: the
+// balloons of a zone hold one set (RATIONALE.md, "Why do balloons of one
+// zone share one set of idle CPUs?").
 func (s *state) reshare() {
 	if s.freeDelta.IsEmpty() {
 		return
 	}
-	delta := s.freeDelta.Sorted()
+	delta := s.freeDelta.AppendTo(s.delta[:0])
+	defer func() { s.delta = delta[:0] }()
 	for _, t := range s.types {
 		lvl := t.ShareIdleCPUsInSame
 		if lvl == "" || len(t.own) == 0 {
 			continue
 		}
 		touched := s.groupsOf(lvl, delta)
+		done := s.zones[:0] // the zones reshared so far and their idle CPUs
 		for _, b := range t.own {
-			switch {
-			case !b.zoneOf.Equal(b.cpus):
+			moved := !b.zoneOf.Equal(b.cpus)
+			if moved {
 				b.zoneOf = b.cpus
 				if lvl == LevelSystem {
 					b.zone, b.zoneKeys = s.available, []int32{0}
 				} else {
 					b.zone, b.zoneKeys = s.ix.within(lvl, b.cpus)
 				}
+			} else if !intersectsSorted(b.zoneKeys, touched) {
+				continue
+			}
+			i := 0
+			for i < len(done) && !done[i].zone.Equal(b.zone) {
+				i++
+			}
+			switch {
+			case i < len(done):
+				if !b.shared.Equal(done[i].idle) {
+					s.setShared(b, done[i].idle)
+				}
+				continue
+			case moved:
 				if !s.sharesIdle(b) {
 					s.setShared(b, s.idleIn(b.zone))
 				}
-			case intersectsSorted(b.zoneKeys, touched):
+			default:
 				s.reshareDelta(b, delta)
 			}
+			done = append(done, zoneIdle{zone: b.zone, idle: b.shared})
 		}
+		clear(done)
+		s.zones = done[:0]
 	}
 	s.freeDelta = cpuset.Set{}
 }
+
+// zoneIdle is a zone reshare has reshared and its idle CPUs.
+type zoneIdle struct{ zone, idle cpuset.Set }
 
 // reshareDelta updates what b shares from the CPUs of delta, those that
 // joined or left the free ones, when b's zone stayed the same. The CPUs to
@@ -92,17 +118,21 @@ func (s *state) idleIn(zone cpuset.Set) cpuset.Set {
 	return cpuset.New(ids...)
 }
 
-// groupsOf are the group keys at lvl of the CPUs ids, sorted.
+// groupsOf are the group keys at lvl of the CPUs ids, sorted, in the
+// state's scratch list: valid until the next call.
 func (s *state) groupsOf(lvl Level, ids []uint32) []int32 {
+	keys := s.keys[:0]
 	if lvl == LevelSystem {
-		return []int32{0}
+		keys = append(keys, 0)
+	} else {
+		for _, id := range ids {
+			keys = append(keys, s.ix.groupKey(lvl, id))
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
 	}
-	keys := make([]int32, 0, len(ids))
-	for _, id := range ids {
-		keys = append(keys, s.ix.groupKey(lvl, id))
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
+	s.keys = keys[:0]
+	return keys
 }
 
 // intersectsSorted tells whether two sorted lists share an element.

@@ -2,6 +2,7 @@ package balloons
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -58,5 +59,89 @@ balloonTypes:
 				t.Fatalf("step %d: balloon %s (CPUs %s, %s) shares %s, a rescan finds %s", step, b.name(), b.cpus, lvl, b.shared, want)
 			}
 		}
+	}
+}
+
+// TestZoneSharesOneSet: after a reshare, balloons of one zone that share
+// the same idle CPUs hold one set in memory, not a copy each: packed into
+// one node, and balanced over the nodes (each node's balloons listed
+// between the others', a default container taking CPUs of several nodes).
+func TestZoneSharesOneSet(t *testing.T) {
+	for _, tc := range []struct {
+		name, balance string
+		n             int
+	}{{"packed", "false", 4}, {"balanced", "true", 12}} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := "reservedResources: {cpu: 1}\nballoonTypes:\n- {name: numa, namespaces: [numa], maxCPUs: 1, shareIdleCPUsInSame: numa, allocatorTopologyBalancing: " + tc.balance + "}\n"
+			p := New()
+			if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved")}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.n {
+				pod := &abi.PodSandbox{Id: fmt.Sprint("pod", i), Namespace: "numa"}
+				ctr := &abi.Container{Id: fmt.Sprint("c", i), PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 1000}}
+				if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pod := &abi.PodSandbox{Id: "big", Namespace: "default"}
+			ctr := &abi.Container{Id: "big", PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 40000}}
+			if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
+				t.Fatal(err)
+			}
+			checkOneSetPerZone(t, p.st.byName["numa"].own)
+		})
+	}
+}
+
+// checkOneSetPerZone fails t where two of own share equal idle CPUs of one
+// zone in two sets, or where no two share any.
+func checkOneSetPerZone(t *testing.T, own []*balloon) {
+	t.Helper()
+	pairs := 0
+	for i, a := range own {
+		for _, b := range own[i+1:] {
+			if !a.zone.Equal(b.zone) || !a.shared.Equal(b.shared) || a.shared.IsEmpty() {
+				continue
+			}
+			pairs++
+			if reflect.ValueOf(a.shared).Field(0).Pointer() != reflect.ValueOf(b.shared).Field(0).Pointer() {
+				t.Errorf("balloons %s and %s share %s, each in a set of its own", a.name(), b.name(), a.shared)
+			}
+		}
+	}
+	if pairs == 0 {
+		t.Fatalf("no two balloons share one zone's idle CPUs: %v", own)
+	}
+}
+
+// TestResizeScratch: a deflate's candidates and a reshare's changed groups
+// live in scratch lists the index and the state keep, so neither allocates
+// for them: a deflate allocates only the set it answers.
+func TestResizeScratch(t *testing.T) {
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte("reservedResources: {cpu: 1}\n"), Topology: policytest.Machine(t, "Server2Socket4NodesInterleaved")}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &abi.PodSandbox{Id: "pod", Namespace: "default"}
+	ctr := &abi.Container{Id: "a", PodSandboxId: pod.Id, Name: "ctr", Resources: &abi.Resources{CpuRequestMilli: 6000}}
+	if _, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: ctr}); err != nil {
+		t.Fatal(err)
+	}
+	s := p.st
+	b := s.deflt.own[0]
+	var rm []uint32
+	if n := testing.AllocsPerRun(20, func() { rm = s.ix.deflate(b.cpus, 2, &b.t.opts, s.treeFree).Sorted() }); n != 2 {
+		t.Errorf("a deflate allocates %v times, want 2 (its answer, and Sorted here)", n)
+	}
+	if len(rm) != 2 {
+		t.Fatalf("deflate by 2 gave back %v", rm)
+	}
+	ids := b.cpus.Sorted()
+	if n := testing.AllocsPerRun(20, func() { s.groupsOf(LevelNUMA, ids) }); n != 0 {
+		t.Errorf("groupsOf allocates %v times, want none", n)
+	}
+	if got, want := s.groupsOf(LevelNUMA, ids), s.groupsOf(LevelNUMA, ids[:1]); len(got) == 0 || got[0] != want[0] {
+		t.Errorf("groupsOf = %v, first group %v", got, want)
 	}
 }

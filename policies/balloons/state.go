@@ -22,6 +22,8 @@ type btype struct {
 	pinMemory bool
 	hideHT    bool
 	parts     []*btype
+	// namespaces are its Namespaces, each ready to match.
+	namespaces []namespaceGlob
 	// related is the type and every type its components reach, at any
 	// depth: the types balance-balloons counts instances of.
 	related []*btype
@@ -52,6 +54,8 @@ type container struct {
 	// unless synced: then it holds its balloon's held lists (lists).
 	cpus, mems string
 	synced     bool
+	// spec is what it was created with, to place it again (Reconfigure).
+	spec podSpec
 }
 
 // lists are the cpuset_cpus and cpuset_mems c was last given.
@@ -86,7 +90,6 @@ type state struct {
 	treeFree  *treeFree
 	freeDelta cpuset.Set // CPUs that joined or left free since the last reshare
 	ctrs      map[string]*container
-	specs     map[string]podSpec // what each container was created with, encoded
 	claims    map[string]*claim
 	// dirty are the balloons whose containers updates checks next.
 	dirty dirty.List[*balloon]
@@ -97,12 +100,15 @@ type state struct {
 	ids    []string
 	// open is chooseBalloon's scratch list, kept between calls.
 	open []openBalloon
-	// shareAdd and shareRm are reshareDelta's scratch lists.
-	shareAdd, shareRm []uint32
+	// shareAdd and shareRm are reshareDelta's scratch lists, delta, keys
+	// and zones reshare's.
+	shareAdd, shareRm, delta []uint32
+	keys                     []int32
+	zones                    []zoneIdle
 }
 
 func newState(cfg *Config, ix *topoIndex, driver string) (*state, error) {
-	s := &state{cfg: cfg, ix: ix, driver: driver, byName: map[string]*btype{}, ctrs: map[string]*container{}, pods: map[string][]*container{}, specs: map[string]podSpec{},
+	s := &state{cfg: cfg, ix: ix, driver: driver, byName: map[string]*btype{}, ctrs: map[string]*container{}, pods: map[string][]*container{},
 		claims: map[string]*claim{}, pinCPU: true, pinMemory: true}
 	if cfg.PinCPU != nil {
 		s.pinCPU = *cfg.PinCPU
@@ -169,6 +175,9 @@ func (s *state) resolveTypes() error {
 	}
 	closeTo := make([][]hint, len(s.types)) // by type index
 	for _, t := range s.types {
+		for _, g := range t.Namespaces {
+			t.namespaces = append(t.namespaces, newNamespaceGlob(g))
+		}
 		if t.PublishDRADevices {
 			t.MinBalloons = t.MaxBalloons
 		}
@@ -190,6 +199,9 @@ func (s *state) resolveTypes() error {
 		}
 		for j, d := range t.PreferCloseToDevices {
 			dev, _ := parseDevice(d) // ParseConfig checked it
+			if err := s.ix.unresolvable(dev, d); err != nil {
+				return policyconfig.Errorf(t.field("preferCloseToDevices", j), "%v", err)
+			}
 			cpus, found := s.ix.deviceCPUs(dev)
 			cpus = cpus.Intersection(s.available)
 			switch {

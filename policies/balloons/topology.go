@@ -24,6 +24,12 @@ type topoIndex struct {
 	*topology.Index
 	cpus   []cpuInfo // by CPU id; only the online ones are filled in
 	online cpuset.Set
+	// classPCI are the PCI functions' class devices: the function's
+	// address by CLASS/NAME (PCIDevice.class_devices, ABI v1.5).
+	classPCI map[string]string
+	// hostMinor is Init's host_abi_minor: below abi.MinorClassDevices
+	// the host lists no class devices.
+	hostMinor uint32
 	// isIsolated marks the isolated CPUs, by id.
 	isIsolated []bool
 	// mems memoizes memsList by NUMA nodes and memory types.
@@ -47,9 +53,10 @@ type topoIndex struct {
 	// tree is nri-plugins' CPU tree, where a resize picks its CPUs.
 	tree *cpuTree
 	// cands and from are inflate's scratch lists of CPU ids; isCand marks
-	// the cands (false between calls).
-	cands, from []uint32
-	isCand      []bool
+	// the cands (false between calls). released, picked and taken are
+	// deflate's.
+	cands, from, released, picked []uint32
+	isCand, taken                 []bool
 }
 
 func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
@@ -58,7 +65,12 @@ func newTopoIndex(t *abi.Topology) (*topoIndex, error) {
 		return nil, err
 	}
 	maxID := kit.MaxID()
-	ix := &topoIndex{Index: kit, cpus: make([]cpuInfo, maxID+1), isIsolated: make([]bool, maxID+1)}
+	ix := &topoIndex{Index: kit, cpus: make([]cpuInfo, maxID+1), isIsolated: make([]bool, maxID+1), classPCI: map[string]string{}}
+	for _, d := range t.GetPciDevices() {
+		for _, c := range d.GetClassDevices() {
+			ix.classPCI[c] = d.GetAddress()
+		}
+	}
 	l2 := map[uint32]bool{}
 	for _, c := range t.GetCaches() {
 		if c.Level == 2 {
@@ -201,6 +213,7 @@ func (ix *topoIndex) coreTypeCPUs(t CoreType) cpuset.Set {
 // The device kinds of preferCloseToDevices entries.
 const (
 	devNet   = "net"   // a network interface, by name
+	devClass = "class" // another class device, by CLASS/NAME
 	devPCI   = "pci"   // a PCI function, by address
 	devNode  = "node"  // a NUMA node, by id
 	devCPU   = "cpu"   // a CPU, by id
@@ -208,13 +221,13 @@ const (
 )
 
 // devicePaths are the preferCloseToDevices forms parseDevice accepts.
-const devicePaths = "/sys/class/net/IFACE, /sys/bus/pci/devices/ADDR, /sys/devices/pciDDDD:BB/.../ADDR[/...], " +
+const devicePaths = "/sys/class/net/IFACE, /sys/class/CLASS/NAME, /sys/bus/pci/devices/ADDR, /sys/devices/pciDDDD:BB/.../ADDR[/...], " +
 	"/sys/devices/system/node/nodeN, /sys/devices/system/cpu/cpuN or /sys/devices/system/cpu/cpuN/cache/indexM"
 
 // device is a preferCloseToDevices entry.
 type device struct {
 	kind string
-	name string // devNet, devPCI
+	name string // devNet, devClass, devPCI
 	// id is the node (devNode) or CPU (devCPU, devCache); index is
 	// devCache's indexM.
 	id, index uint32
@@ -225,7 +238,9 @@ type device struct {
 // (devicePaths); pod-resources entries, relative paths and every other path
 // are errors. A real PCI device path, /sys/devices/pciDDDD:BB/..., names
 // the last component that is a PCI address (DDDD:BB:DD.F): the path may go
-// through bridges and on below the device (…/0000:3b:00.0/net/eth0).
+// through bridges and on below the device (…/0000:3b:00.0/net/eth0). A
+// class device other than a network interface, /sys/class/drm/card0, is
+// the PCI function whose class_devices list it (deviceCPUs).
 func parseDevice(s string) (device, error) {
 	switch {
 	case strings.HasPrefix(s, "podresourceapi:"):
@@ -245,8 +260,11 @@ func parseDevice(s string) (device, error) {
 
 // matchDevice recognizes a clean absolute path, split into components.
 func matchDevice(p []string) (device, bool) {
-	if r, ok := under(p, "sys", "class", "net"); ok && len(r) == 1 {
-		return device{kind: devNet, name: r[0]}, true
+	if r, ok := under(p, "sys", "class"); ok && len(r) == 2 {
+		if r[0] == "net" {
+			return device{kind: devNet, name: r[1]}, true
+		}
+		return device{kind: devClass, name: r[0] + "/" + r[1]}, true
 	}
 	if r, ok := under(p, "sys", "bus", "pci", "devices"); ok && len(r) == 1 && isPCIAddress(r[0]) {
 		return device{kind: devPCI, name: r[0]}, true
@@ -325,6 +343,20 @@ func isHex(s string, least, most int) bool {
 	return true
 }
 
+// unresolvable is why a preferCloseToDevices entry cannot be resolved on
+// this host at all, nil when it can: only a host of ABI v1.5 or later
+// (abi.MinorClassDevices) says which PCI function a class device belongs
+// to, so for an older one a class path is refused, not taken for a device
+// the node lacks.
+func (ix *topoIndex) unresolvable(d device, path string) error {
+	if d.kind != devClass || ix.hostMinor >= abi.MinorClassDevices {
+		return nil
+	}
+	return fmt.Errorf("%q: the host (ABI v1.%d) does not say which PCI device a class device belongs to (since v1.%d): "+
+		"update the agent, or name the device by its PCI path, /sys/bus/pci/devices/ADDR or /sys/devices/pciDDDD:BB/.../ADDR",
+		path, ix.hostMinor, abi.MinorClassDevices)
+}
+
 // deviceCPUs are the CPUs close to a device; false when the node has no
 // such device (an empty set and true: it has it, with no CPU affinity, or,
 // for a CPU, none nri-plugins reads).
@@ -334,6 +366,12 @@ func (ix *topoIndex) deviceCPUs(d device) (cpuset.Set, bool) {
 		return ix.PCIDeviceCPUs(d.name)
 	case devNet:
 		return ix.NetworkInterfaceCPUs(d.name)
+	case devClass:
+		addr, ok := ix.classPCI[d.name]
+		if !ok {
+			return cpuset.Set{}, false
+		}
+		return ix.PCIDeviceCPUs(addr)
 	case devNode:
 		cpus := ix.NodeCPUs(d.id)
 		return cpus, ix.Node(d.id) != nil || !cpus.IsEmpty()

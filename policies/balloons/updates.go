@@ -79,12 +79,26 @@ func sameString(a, b string) bool {
 }
 
 // group is one update being built: its first container, the lists it
-// sends ("" for one that does not change) and its also_container_ids, a
-// range of the ids scratch list.
+// sends ("" for one that does not change) and its also_container_ids: a
+// balloon's own list (held), or a range of the ids scratch list.
 type group struct {
 	first      string
 	cpus, mems string
+	held       []string
 	from, to   int
+}
+
+// extend appends more to g's ids, in the scratch list ids, which it
+// returns; a group that held a balloon's list copies it there first.
+func (g *group) extend(ids []string, more ...string) []string {
+	if g.held != nil {
+		g.from = len(ids)
+		ids = append(ids, g.held...)
+		g.held = nil
+	}
+	ids = append(ids, more...)
+	g.to = len(ids)
+	return ids
 }
 
 // updates reshares the idle CPUs, then answers an update for every container
@@ -100,7 +114,9 @@ type group struct {
 // It is one pass over the containers, each recorded as it is told, with
 // the groups and their ids in scratch lists the state keeps: the default
 // balloon's ~200 containers cost a pointer comparison or two each, and the
-// answer three allocations (RATIONALE.md, "Why one pass for the updates?").
+// answer at most three allocations (RATIONALE.md, "Why one pass for the
+// updates?"); a group of a whole balloon holds the balloon's own list of
+// ids ("Why may an answer hold a balloon's ids?").
 func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.reshare()
 	s.dirty.Sort(byTypeAndInstance)
@@ -129,8 +145,12 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 				continue
 			}
 			if n := len(groups); n > 0 && sameList(groups[n-1].cpus, cpus) && sameList(groups[n-1].mems, mems) {
-				ids = append(ids, c.id)
-				groups[n-1].to = len(ids)
+				if g := &groups[n-1]; g.held == nil {
+					ids = append(ids, c.id) // inline: a call per container costs more
+					g.to = len(ids)
+				} else {
+					ids = g.extend(ids, c.id)
+				}
 				continue
 			}
 			groups = append(groups, group{first: c.id, cpus: cpus, mems: mems, from: len(ids), to: len(ids)})
@@ -140,14 +160,21 @@ func (s *state) updates(skip string) []*abi.ContainerUpdate {
 	s.dirty.Clear()
 	var out []*abi.ContainerUpdate
 	if len(groups) > 0 {
-		// One allocation for the messages, one for all groups' ids.
+		// One allocation for the messages, one for all groups' ids but
+		// those that hold a balloon's list.
 		slab := make([]abi.ContainerUpdate, len(groups))
-		also := slices.Clone(ids)
+		var also []string
+		if len(ids) > 0 {
+			also = slices.Clone(ids)
+		}
 		out = make([]*abi.ContainerUpdate, len(groups))
 		for i, g := range groups {
 			u := &slab[i]
 			u.ContainerId, u.CpusetCpus, u.CpusetMems = g.first, g.cpus, g.mems
-			if g.to > g.from {
+			switch {
+			case len(g.held) > 0:
+				u.AlsoContainerIds = g.held[:len(g.held):len(g.held)]
+			case g.to > g.from:
 				u.AlsoContainerIds = also[g.from:g.to:g.to]
 			}
 			out[i] = u
@@ -228,9 +255,12 @@ func (s *state) updateSynced(b *balloon, skip string, groups *[]group, ids *[]st
 	if cpus == "" && mems == "" {
 		return true
 	}
-	before, after := b.ids, []string(nil)
+	// The ids to tell: all of b's, or all but skip's. Either is a list b
+	// keeps (its ids, or those before skip was added) unless b's ids
+	// changed otherwise since: then the two parts around skip.
+	all, before, after := b.ids, b.ids, []string(nil)
 	if lone >= 0 {
-		before, after = b.ids[:lone], b.ids[lone+1:]
+		all, before, after = b.idsWithout(skip, lone), b.ids[:lone], b.ids[lone+1:]
 	}
 	if len(before) == 0 {
 		before, after = after, nil
@@ -239,14 +269,18 @@ func (s *state) updateSynced(b *balloon, skip string, groups *[]group, ids *[]st
 		return true
 	}
 	g, out := *groups, *ids
-	if n := len(g); n > 0 && sameList(g[n-1].cpus, cpus) && sameList(g[n-1].mems, mems) {
-		out = append(out, before...)
-	} else {
+	switch n := len(g); {
+	case n > 0 && sameList(g[n-1].cpus, cpus) && sameList(g[n-1].mems, mems):
+		out = g[n-1].extend(out, before...)
+		out = g[n-1].extend(out, after...)
+	case all != nil:
+		// An answer may hold the list: b never changes it.
+		g = append(g, group{first: all[0], cpus: cpus, mems: mems, held: all[1:]})
+	default:
 		g = append(g, group{first: before[0], cpus: cpus, mems: mems, from: len(out)})
-		out = append(out, before[1:]...)
+		out = g[len(g)-1].extend(out, before[1:]...)
+		out = g[len(g)-1].extend(out, after...)
 	}
-	out = append(out, after...)
-	g[len(g)-1].to = len(out)
 	*groups, *ids = g, out
 	return true
 }

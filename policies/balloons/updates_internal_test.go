@@ -265,3 +265,88 @@ func TestEmptyBalloonNotFormatted(t *testing.T) {
 func sameAnswer[T interface{ EqualVT(T) bool }](got, want T, errGot, errWant error) bool {
 	return fmt.Sprint(errGot) == fmt.Sprint(errWant) && (errWant != nil || got.EqualVT(want))
 }
+
+// TestAnswerHoldsBalloonIDs: the grouped update of a balloon's containers
+// holds the list of ids the balloon keeps, not a copy (on a create, the
+// list from before the container was added), and the balloon never
+// changes a list an answer holds: an answer kept across later creates and
+// removes still names the containers it named. A container created and
+// removed again takes the balloon back to the lists it had.
+func TestAnswerHoldsBalloonIDs(t *testing.T) {
+	const config = "reservedResources: {cpu: 1}\n"
+	pod := &abi.PodSandbox{Id: "pod", Namespace: "default"}
+	spec := func(id string) *abi.Container {
+		return &abi.Container{Id: id, PodSandboxId: pod.Id, Name: id, Resources: &abi.Resources{CpuRequestMilli: 1000}}
+	}
+	p := New()
+	if _, err := p.Init(&abi.InitRequest{Config: []byte(config), Topology: policytest.Machine(t, "N4C16")}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(id string) *abi.CreateContainerResponse {
+		t.Helper()
+		resp, err := p.CreateContainer(&abi.CreateContainerRequest{Pod: pod, Container: spec(id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	remove := func(id string) *abi.RemoveContainerResponse {
+		t.Helper()
+		resp, err := p.RemoveContainer(&abi.RemoveContainerRequest{Pod: pod, Container: spec(id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for _, id := range []string{"a", "c", "e"} {
+		create(id)
+	}
+	b := p.st.deflt.own[0]
+	before := b.ids
+	created := create("d").Updates
+	if len(created) != 1 || !slices.Equal(created[0].AlsoContainerIds, []string{"c", "e"}) || &created[0].AlsoContainerIds[0] != &before[1] {
+		t.Fatalf("create d answered %v, want a's update for c and e holding the balloon's list %p", created, before)
+	}
+	removed := remove("c").Updates
+	if len(removed) != 1 || !slices.Equal(removed[0].AlsoContainerIds, []string{"d", "e"}) || &removed[0].AlsoContainerIds[0] != &b.ids[1] {
+		t.Fatalf("remove c answered %v, want a's update for d and e holding the balloon's list", removed)
+	}
+	for _, id := range []string{"b", "f", "c"} {
+		create(id)
+	}
+	remove("a")
+	remove("e")
+	if !slices.Equal(created[0].AlsoContainerIds, []string{"c", "e"}) || !slices.Equal(removed[0].AlsoContainerIds, []string{"d", "e"}) {
+		t.Errorf("earlier answers changed: %v, %v", created[0].AlsoContainerIds, removed[0].AlsoContainerIds)
+	}
+	// Created and removed again: back to the list of before, and again.
+	list := b.ids
+	create("x")
+	withX := b.ids
+	remove("x")
+	create("x")
+	if &b.ids[0] != &withX[0] {
+		t.Errorf("create x after remove x made the list %v anew", b.ids)
+	}
+	remove("x")
+	if len(b.ids) != len(list) || &b.ids[0] != &list[0] || !slices.Equal(b.ids, []string{"b", "c", "d", "f"}) {
+		t.Errorf("after create and remove of x the list is %v, want the one before, %v", b.ids, list)
+	}
+}
+
+// TestGroupExtend: a group holding a balloon's list moves it into the
+// scratch list before it grows, leaving the list as it was; a group of the
+// scratch list grows in place.
+func TestGroupExtend(t *testing.T) {
+	held := []string{"b", "c"}
+	scratch := []string{"x"}
+	g := group{first: "a", held: held}
+	scratch = g.extend(scratch, "d", "e")
+	if g.held != nil || !slices.Equal(scratch[g.from:g.to], []string{"b", "c", "d", "e"}) || !slices.Equal(held, []string{"b", "c"}) {
+		t.Fatalf("after extend: group %+v over %v, held %v", g, scratch, held)
+	}
+	scratch = g.extend(scratch, "f")
+	if !slices.Equal(scratch[g.from:g.to], []string{"b", "c", "d", "e", "f"}) || scratch[0] != "x" {
+		t.Fatalf("after a second extend: group %+v over %v", g, scratch)
+	}
+}

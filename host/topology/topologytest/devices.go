@@ -2,6 +2,7 @@ package topologytest
 
 import (
 	"fmt"
+	"path"
 	"strings"
 )
 
@@ -100,5 +101,26 @@ func (m Machine) writeNICs(w *writer) {
 		w.filef(dir+"/mtu", "%d", mtu)
 		w.filef(dir+"/flags", "0x%x", flags)
 		w.link("class/net/"+n.Name, dir)
+	}
+}
+
+// writeClassDevices links each function's class devices and the virtual
+// ones from class/CLASS/NAME, as the kernel's class directories do.
+func (m Machine) writeClassDevices(w *writer) {
+	for _, d := range m.pciDevs() {
+		for _, c := range d.ClassDevices {
+			dir := c.Dir
+			if dir == "" {
+				dir = c.Entry
+			}
+			target := pciPath(d) + "/" + dir
+			w.file(target+"/uevent", "DEVNAME="+path.Base(c.Entry))
+			w.link("class/"+c.Entry, target)
+		}
+	}
+	for _, e := range m.VirtualClassDevices {
+		target := "devices/virtual/" + e
+		w.file(target+"/uevent", "DEVNAME="+path.Base(e))
+		w.link("class/"+e, target)
 	}
 }

@@ -61,6 +61,9 @@ type Machine struct {
 	PCI       []PCIDev
 	NICs      []NIC
 	Sparse    *Sparse
+	// VirtualClassDevices are class entries ("CLASS/NAME") whose devices
+	// sit below devices/virtual/, under no PCI function.
+	VirtualClassDevices []string
 }
 
 // Hybrid is an Intel hybrid part: P cores with two threads, E cores with one,
@@ -110,6 +113,17 @@ type PCIDev struct {
 	Vendor, Device, Class string
 	Node                  int // -1: no affinity
 	Driver                string
+	// ClassDevices are the function's entries under class/.
+	ClassDevices []ClassDev
+}
+
+// ClassDev is a class/ entry of a PCI function.
+type ClassDev struct {
+	Entry string // "CLASS/NAME": "drm/card0"
+	// Dir is the device's directory below the function's; "" means Entry
+	// (drm/card0 lives at .../ADDR/drm/card0, a block device deeper:
+	// nvme/nvme0/nvme0n1).
+	Dir string
 }
 
 // NIC is a network interface.
@@ -196,6 +210,7 @@ func (m Machine) walk(w *writer) error {
 	m.writeMemoryEvidence(w)
 	m.writePCI(w, cpus)
 	m.writeNICs(w)
+	m.writeClassDevices(w)
 	return w.err
 }
 

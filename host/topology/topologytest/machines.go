@@ -3,7 +3,8 @@ package topologytest
 import abi "github.com/nriwasm/nriwasm/abi/v1"
 
 // Desktop1Socket: 8 cores, 16 threads (cpuN and cpuN+8 are siblings), one
-// node, one L3, cpufreq; an onboard NIC and an NVMe drive below a root port.
+// node, one L3, cpufreq; an onboard NIC and an NVMe drive (class devices
+// nvme/nvme0 and, below it, block/nvme0n1) below a root port.
 func Desktop1Socket() Machine {
 	return Machine{
 		Sockets: 1, CoresPerNode: 8, ThreadsPerCore: 2,
@@ -11,7 +12,8 @@ func Desktop1Socket() Machine {
 		Freq:          &Freq{MinKHz: 800000, MaxKHz: 4700000, BaseKHz: 3600000},
 		PCI: []PCIDev{
 			{Address: "0000:00:1f.6", Vendor: "0x8086", Device: "0x15fa", Class: "0x020000", Node: -1, Driver: "e1000e"},
-			{Address: "0000:01:00.0", Root: "0000:00:1d.0", Vendor: "0x144d", Device: "0xa80a", Class: "0x010802", Node: -1, Driver: "nvme"},
+			{Address: "0000:01:00.0", Root: "0000:00:1d.0", Vendor: "0x144d", Device: "0xa80a", Class: "0x010802", Node: -1, Driver: "nvme",
+				ClassDevices: []ClassDev{{Entry: "nvme/nvme0"}, {Entry: "block/nvme0n1", Dir: "nvme/nvme0/nvme0n1"}}},
 		},
 		NICs: []NIC{
 			{Name: "eno1", PCI: "0000:00:1f.6", MAC: "3c:7c:3f:00:00:01", Up: true},
@@ -23,7 +25,9 @@ func Desktop1Socket() Machine {
 
 // Server2Socket4NodesInterleaved: 2 sockets in SNC2 mode (2 nodes each), 12
 // cores per node, 2 threads, 96 CPUs numbered alternating sockets; NICs on
-// socket 0 (node 0) and socket 1 (node 2), behind root ports.
+// socket 0 (node 0, with RDMA device infiniband/mlx5_0) and socket 1 (node
+// 2), behind root ports, and a GPU on node 2 (drm/card0, drm/renderD128);
+// tty/tty0 and misc/fuse are class devices of no PCI function.
 func Server2Socket4NodesInterleaved() Machine {
 	return Machine{
 		Sockets: 2, NodesPerDie: 2, CoresPerNode: 12, ThreadsPerCore: 2,
@@ -31,11 +35,14 @@ func Server2Socket4NodesInterleaved() Machine {
 		MemPerNodeGiB: 64,
 		HugePages2M:   512,
 		PCI: []PCIDev{
-			{Address: "0000:17:00.0", Root: "0000:16:02.0", Vendor: "0x15b3", Device: "0x1017", Class: "0x020000", Node: 0, Driver: "mlx5_core"},
+			{Address: "0000:17:00.0", Root: "0000:16:02.0", Vendor: "0x15b3", Device: "0x1017", Class: "0x020000", Node: 0, Driver: "mlx5_core",
+				ClassDevices: []ClassDev{{Entry: "infiniband/mlx5_0"}}},
 			{Address: "0000:17:00.1", Root: "0000:16:02.0", Vendor: "0x15b3", Device: "0x1017", Class: "0x020000", Node: 0, Driver: "mlx5_core"},
 			{Address: "0000:b1:00.0", Root: "0000:b0:02.0", Vendor: "0x8086", Device: "0x1592", Class: "0x020000", Node: 2, Driver: "ice"},
-			{Address: "0000:b2:00.0", Root: "0000:b0:04.0", Vendor: "0x10de", Device: "0x2330", Class: "0x030200", Node: 2},
+			{Address: "0000:b2:00.0", Root: "0000:b0:04.0", Vendor: "0x10de", Device: "0x2330", Class: "0x030200", Node: 2,
+				ClassDevices: []ClassDev{{Entry: "drm/card0"}, {Entry: "drm/renderD128"}}},
 		},
+		VirtualClassDevices: []string{"tty/tty0", "misc/fuse"},
 		NICs: []NIC{
 			{Name: "ens1f0", PCI: "0000:17:00.0", MAC: "b8:ce:f6:00:00:10", MTU: 9000, Up: true},
 			{Name: "ens1f1", PCI: "0000:17:00.1", MAC: "b8:ce:f6:00:00:11", MTU: 9000},

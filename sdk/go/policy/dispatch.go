@@ -38,7 +38,7 @@ func NewDispatcher(p Policy) (*Dispatcher, error) {
 		Sdk:          SDKName,
 		ConfigFormat: configFormat,
 	}
-	d.bind(abi.Method_METHOD_INFO, true, serve(newOf[abi.InfoRequest], d.info, wrapInfo))
+	d.bind(abi.Method_METHOD_INFO, true, serve(newOf[abi.InfoRequest], func(r *abi.InfoRequest, _ []byte) (*abi.InfoResponse, error) { return d.info(r) }, wrapInfo))
 	d.bindInit()
 	bindCall(d, abi.Method_METHOD_RECONFIGURE, newOf[abi.ReconfigureRequest], Reconfigurer.Reconfigure, wrapReconfigure)
 	bindCall(d, abi.Method_METHOD_DEVICES, newOf[abi.DevicesRequest], DeviceProvider.Devices, wrapDevices)
@@ -46,7 +46,11 @@ func NewDispatcher(p Policy) (*Dispatcher, error) {
 	bindCall(d, abi.Method_METHOD_RELEASE, newOf[abi.ReleaseRequest], Releaser.Release, wrapRelease)
 	bindCall(d, abi.Method_METHOD_SYNCHRONIZE, newOf[abi.SynchronizeRequest], Synchronizer.Synchronize, wrapSynchronize)
 	bindCall(d, abi.Method_METHOD_RUN_POD_SANDBOX, newOf[abi.RunPodSandboxRequest], PodSandboxRunner.RunPodSandbox, wrapRunPodSandbox)
-	bindCall(d, abi.Method_METHOD_CREATE_CONTAINER, newOf[abi.CreateContainerRequest], ContainerCreator.CreateContainer, wrapCreateContainer)
+	if impl, ok := p.(EncodedContainerCreator); ok {
+		d.bind(abi.Method_METHOD_CREATE_CONTAINER, true, serve(newOf[abi.CreateContainerRequest], impl.CreateContainerEncoded, wrapCreateContainer))
+	} else {
+		bindCall(d, abi.Method_METHOD_CREATE_CONTAINER, newOf[abi.CreateContainerRequest], ContainerCreator.CreateContainer, wrapCreateContainer)
+	}
 	bindCall(d, abi.Method_METHOD_UPDATE_CONTAINER, newOf[abi.UpdateContainerRequest], ContainerUpdater.UpdateContainer, wrapUpdateContainer)
 	bindCall(d, abi.Method_METHOD_STOP_CONTAINER, newOf[abi.StopContainerRequest], ContainerStopper.StopContainer, wrapStopContainer)
 	bindCall(d, abi.Method_METHOD_REMOVE_CONTAINER, newOf[abi.RemoveContainerRequest], ContainerRemover.RemoveContainer, wrapRemoveContainer)
@@ -97,7 +101,7 @@ func (d *Dispatcher) HostABIMinor() uint32 { return d.hostMinor }
 // records the host's ABI minor either way.
 func (d *Dispatcher) bindInit() {
 	impl, ok := d.policy.(Initializer)
-	d.bind(abi.Method_METHOD_INIT, ok, serve(newOf[abi.InitRequest], func(r *abi.InitRequest) (*abi.InitResponse, error) {
+	d.bind(abi.Method_METHOD_INIT, ok, serve(newOf[abi.InitRequest], func(r *abi.InitRequest, _ []byte) (*abi.InitResponse, error) {
 		d.hostMinor = r.GetHostAbiMinor()
 		if !ok {
 			return &abi.InitResponse{}, nil
@@ -156,9 +160,9 @@ func bindCall[I any, PReq request, PResp any](
 	d *Dispatcher, m abi.Method, newReq func() PReq, call func(I, PReq) (PResp, error), wrap func(PResp) *abi.Response,
 ) {
 	impl, ok := d.policy.(I)
-	answer := func(PReq) (resp PResp, err error) { return resp, nil } // nil: wrap answers an empty message
+	answer := func(PReq, []byte) (resp PResp, err error) { return resp, nil } // nil: wrap answers an empty message
 	if ok {
-		answer = func(r PReq) (PResp, error) { return call(impl, r) }
+		answer = func(r PReq, _ []byte) (PResp, error) { return call(impl, r) }
 	}
 	d.bind(m, ok, serve(newReq, answer, wrap))
 }
@@ -171,21 +175,21 @@ type request interface {
 // newOf is a new message, for serve.
 func newOf[T any]() *T { return new(T) }
 
-// serve decodes a request with a new message from newReq, calls call and
-// puts its answer into the envelope with wrap, which answers an empty
-// message for nil.
+// serve decodes a request with a new message from newReq, calls call with
+// it and the bytes it was decoded from, and puts its answer into the
+// envelope with wrap, which answers an empty message for nil.
 //
 // Not inlined: inlined into each bindCall instance its closure would be a
 // copy per call again.
 //
 //go:noinline
-func serve[PReq request, PResp any](newReq func() PReq, call func(PReq) (PResp, error), wrap func(PResp) *abi.Response) handler {
+func serve[PReq request, PResp any](newReq func() PReq, call func(PReq, []byte) (PResp, error), wrap func(PResp) *abi.Response) handler {
 	return func(raw []byte) *abi.Response {
 		req := newReq()
 		if err := req.UnmarshalVTUnsafe(raw); err != nil {
 			return decodeError(err)
 		}
-		resp, err := call(req)
+		resp, err := call(req, raw)
 		if err != nil {
 			return errorResponse(err)
 		}

@@ -503,3 +503,36 @@ func TestRegister(t *testing.T) {
 	p.desc.Name = "Invalid"
 	policy.Register(p)
 }
+
+// encodedCreator implements both create interfaces: the dispatcher must
+// call the encoded one.
+type encodedCreator struct {
+	testPolicy
+	encoded [][]byte
+}
+
+func (p *encodedCreator) CreateContainerEncoded(r *abi.CreateContainerRequest, encoded []byte) (*abi.CreateContainerResponse, error) {
+	p.encoded = append(p.encoded, encoded)
+	return &abi.CreateContainerResponse{Adjustment: &abi.ContainerAdjustment{CpusetCpus: r.GetContainer().GetId()}}, nil
+}
+
+func TestCreateContainerEncoded(t *testing.T) {
+	p := &encodedCreator{testPolicy: *newTestPolicy()}
+	d := newDispatcher(t, p)
+	initialize(t, d)
+	if !slices.Contains(d.Metadata().GetCapabilities(), abi.Method_METHOD_CREATE_CONTAINER) {
+		t.Errorf("capabilities %v lack CreateContainer", d.Metadata().GetCapabilities())
+	}
+	raw := encode(t, &abi.CreateContainerRequest{Pod: &abi.PodSandbox{Id: "pod"}, Container: &abi.Container{Id: "c1"}})
+	resp := d.Dispatch(abi.Method_METHOD_CREATE_CONTAINER, raw)
+	if got := resp.GetCreateContainer().GetAdjustment().GetCpusetCpus(); got != "c1" {
+		t.Errorf("answer %v, want the adjustment CreateContainerEncoded made", resp)
+	}
+	if len(p.created) != 0 {
+		t.Errorf("CreateContainer was called too: %v", p.created)
+	}
+	// The very bytes the request was decoded from, not a copy.
+	if len(p.encoded) != 1 || len(p.encoded[0]) != len(raw) || &p.encoded[0][0] != &raw[0] {
+		t.Errorf("CreateContainerEncoded got %v, want the request's bytes %v", p.encoded, raw)
+	}
+}

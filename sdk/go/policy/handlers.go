@@ -54,6 +54,17 @@ type ContainerCreator interface {
 	CreateContainer(*abi.CreateContainerRequest) (*abi.CreateContainerResponse, error)
 }
 
+// EncodedContainerCreator is ContainerCreator for a policy that keeps what
+// each container was created with: when a policy implements it, the
+// dispatcher calls CreateContainerEncoded instead of CreateContainer, with
+// encoded, the bytes r was decoded from. They are never changed or reused
+// after the call (r's strings point into them), so the policy may keep them
+// rather than encode r's pod and container again (sdk/go/RATIONALE.md,
+// "Why may a policy keep a create's encoded request?").
+type EncodedContainerCreator interface {
+	CreateContainerEncoded(r *abi.CreateContainerRequest, encoded []byte) (*abi.CreateContainerResponse, error)
+}
+
 // ContainerUpdater reacts to a container's resource update.
 type ContainerUpdater interface {
 	UpdateContainer(*abi.UpdateContainerRequest) (*abi.UpdateContainerResponse, error)

@@ -16,7 +16,7 @@ pub const SDK_NAME: &str = concat!("nriwasm-rust/", env!("CARGO_PKG_VERSION"));
 /// The ABI version this crate implements: `major << 16 | minor`.
 pub const ABI_MAJOR: u32 = 1;
 /// The ABI minor version this crate implements.
-pub const ABI_MINOR: u32 = 4;
+pub const ABI_MINOR: u32 = 5;
 
 /// Routes encoded requests to a policy's handlers. The Wasm exports drive it;
 /// tests drive it natively through the same bytes.

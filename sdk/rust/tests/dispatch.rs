@@ -276,6 +276,21 @@ fn the_readme_energy_performance_preference_bytes() {
     assert_eq!(cpu.encode_to_vec(), bytes);
 }
 
+/// abi/README.md section 18's PCI function (v1.5): its class devices as
+/// CLASS/NAME, byte for byte both ways.
+#[test]
+fn the_readme_class_devices_bytes() {
+    let bytes = [
+        0x0a, 0x0c, 0x30, 0x30, 0x30, 0x30, 0x3a, 0x30, 0x31, 0x3a, 0x30, 0x30, 0x2e, 0x30, 0x4a, 0x09, 0x64, 0x72,
+        0x6d, 0x2f, 0x63, 0x61, 0x72, 0x64, 0x30, 0x4a, 0x0e, 0x64, 0x72, 0x6d, 0x2f, 0x72, 0x65, 0x6e, 0x64, 0x65,
+        0x72, 0x44, 0x31, 0x32, 0x38,
+    ];
+    let dev = PciDevice::decode(&bytes[..]).expect("decode");
+    assert_eq!(dev.address, "0000:01:00.0");
+    assert_eq!(dev.class_devices, ["drm/card0", "drm/renderD128"]);
+    assert_eq!(dev.encode_to_vec(), bytes);
+}
+
 struct Described(Description);
 
 nriwasm::policy! {

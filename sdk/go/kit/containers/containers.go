@@ -67,10 +67,22 @@ func Effective(key, name string, sets ...map[string]string) (Annotation, bool) {
 	if empty {
 		return Annotation{}, false
 	}
-	for scope, k := range [...]string{ScopeContainer: key + "/container." + name, ScopePod: key + "/pod", ScopeBare: key} {
+	// The scoped keys are written into a buffer on the stack and looked up
+	// as string(k), which the compiler does without a copy: a key is made
+	// a string only when it is found (most lookups find nothing, and in
+	// Wasm each allocation is paid for again by the collector).
+	var buf [128]byte
+	for scope := ScopeContainer; scope <= ScopeBare; scope++ {
+		k := append(buf[:0], key...)
+		switch scope {
+		case ScopeContainer:
+			k = append(append(k, "/container."...), name...)
+		case ScopePod:
+			k = append(k, "/pod"...)
+		}
 		for _, set := range sets {
-			if v, ok := set[k]; ok {
-				return Annotation{Key: k, Value: v, Scope: Scope(scope)}, true
+			if v, ok := set[string(k)]; ok {
+				return Annotation{Key: string(k), Value: v, Scope: scope}, true
 			}
 		}
 	}

@@ -35,6 +35,19 @@ func TestEffective(t *testing.T) {
 	}
 }
 
+// TestEffectiveAllocations: a lookup allocates only the key it finds.
+func TestEffectiveAllocations(t *testing.T) {
+	const key = "prefer-shared-cpus.resource-policy.nri.io"
+	pod := map[string]string{"kubernetes.io/config.seen": "now", "app": "web"}
+	if n := testing.AllocsPerRun(100, func() { containers.Effective(key, "app", pod) }); n != 0 {
+		t.Errorf("a lookup that finds nothing allocates %v times, want none", n)
+	}
+	pod[key+"/container.app"] = "x"
+	if n := testing.AllocsPerRun(100, func() { containers.Effective(key, "app", pod) }); n != 1 {
+		t.Errorf("a lookup that finds the key allocates %v times, want once (the key)", n)
+	}
+}
+
 // TestBool: a boolean is parsed; a value that is not one counts as unset.
 func TestBool(t *testing.T) {
 	c := &abi.Container{Id: "c1", Name: "app"}
