@@ -60,27 +60,39 @@ func adjustment(a *abi.ContainerAdjustment, memoryPolicy bool) *api.ContainerAdj
 
 // updates turns the policy's container updates into NRI's, which has no
 // groups: one update per container, a group's members each with the group's
-// values. This is where the agent expands a grouped update.
+// values. This is where the agent expands a grouped update. The members of a
+// group share one NRI Linux part, built once: the list is only marshaled,
+// never changed, so 200 members cost 200 small messages rather than 200
+// copies of the same values.
 func updates(us []*abi.ContainerUpdate) []*api.ContainerUpdate {
 	if len(us) == 0 {
 		return nil
 	}
 	out := make([]*api.ContainerUpdate, 0, abi.CountContainers(us))
-	for id, u := range abi.EachContainer(us) {
-		n := &api.ContainerUpdate{ContainerId: id}
-		if u.CpusetCpus != "" {
-			n.SetLinuxCPUSetCPUs(u.CpusetCpus)
+	for _, u := range us {
+		linux := linuxUpdate(u)
+		out = append(out, &api.ContainerUpdate{ContainerId: u.GetContainerId(), Linux: linux})
+		for _, id := range u.GetAlsoContainerIds() {
+			out = append(out, &api.ContainerUpdate{ContainerId: id, Linux: linux})
 		}
-		if u.CpusetMems != "" {
-			n.SetLinuxCPUSetMems(u.CpusetMems)
-		}
-		if u.RdtClass != "" {
-			n.SetLinuxRDTClass(u.RdtClass)
-		}
-		if u.BlockioClass != "" {
-			n.SetLinuxBlockIOClass(u.BlockioClass)
-		}
-		out = append(out, n)
 	}
 	return out
+}
+
+// linuxUpdate is the NRI Linux part of u's values, nil when it sets none.
+func linuxUpdate(u *abi.ContainerUpdate) *api.LinuxContainerUpdate {
+	var n api.ContainerUpdate
+	if u.GetCpusetCpus() != "" {
+		n.SetLinuxCPUSetCPUs(u.GetCpusetCpus())
+	}
+	if u.GetCpusetMems() != "" {
+		n.SetLinuxCPUSetMems(u.GetCpusetMems())
+	}
+	if u.GetRdtClass() != "" {
+		n.SetLinuxRDTClass(u.GetRdtClass())
+	}
+	if u.GetBlockioClass() != "" {
+		n.SetLinuxBlockIOClass(u.GetBlockioClass())
+	}
+	return n.Linux
 }

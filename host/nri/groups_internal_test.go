@@ -1,6 +1,7 @@
 package nri
 
 import (
+	"fmt"
 	"testing"
 
 	abi "github.com/nriwasm/nriwasm/abi/v1"
@@ -24,6 +25,20 @@ func TestUpdatesExpandsGroups(t *testing.T) {
 		if g := (flat{u.GetContainerId(), res.GetCpu().GetCpus(), res.GetCpu().GetMems(), res.GetRdtClass().GetValue()}); g != want[i] {
 			t.Errorf("update %d = %+v, want %+v", i, g, want[i])
 		}
+	}
+}
+
+// TestUpdatesGroupAllocations: a group's members share its NRI values, built
+// once, so a 200-member group costs the list, one message per member and the
+// shared part, not a copy of the values per member.
+func TestUpdatesGroupAllocations(t *testing.T) {
+	g := &abi.ContainerUpdate{ContainerId: "c0", CpusetCpus: "0-63", CpusetMems: "0", RdtClass: "gold", BlockioClass: "slow"}
+	for i := 1; i < 200; i++ {
+		g.AlsoContainerIds = append(g.AlsoContainerIds, fmt.Sprintf("c%d", i))
+	}
+	us := []*abi.ContainerUpdate{g}
+	if n := testing.AllocsPerRun(10, func() { updates(us) }); n > 200+10 {
+		t.Fatalf("%v allocations for a 200-member group, want one per member and a few more", n)
 	}
 }
 

@@ -156,6 +156,14 @@ func (rt *fakeRuntime) waitUnsolicited(n int) []*api.ContainerUpdate {
 	}
 }
 
+// dropUnsolicited forgets the updates received through UpdateContainers, so
+// that a long benchmark does not keep every one of them.
+func (rt *fakeRuntime) dropUnsolicited() {
+	rt.mu.Lock()
+	rt.unsolic = nil
+	rt.mu.Unlock()
+}
+
 func (rt *fakeRuntime) adaptation() *adaptation.Adaptation {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()

@@ -45,7 +45,7 @@ func (m *Manager) Synchronize(ctx context.Context, pods []*abi.PodSandbox, conta
 		m.log.Error(err, "policy failed to synchronize; containers keep what they have", "pods", len(pods), "containers", len(containers))
 		return nil, nil
 	}
-	updates, _ := m.acceptUpdates(abi.Method_METHOD_SYNCHRONIZE, resp.GetUpdates(), "")
+	updates, _ := m.acceptUpdates(abi.Method_METHOD_SYNCHRONIZE, resp.GetUpdates())
 	if err := m.saveNow(); err != nil {
 		m.log.Error(err, "synchronized journal not saved before the answer; the background saver retries")
 	}
@@ -79,7 +79,7 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	log := m.ctrLog(pod, c)
-	if _, ok := m.journal.Pod(pod.GetId()); !ok { // forgotten with its last container (forgetPreexisting)
+	if !m.journal.HasPod(pod.GetId()) { // forgotten with its last container (forgetPreexisting)
 		m.journal.AddPod(pod)
 	}
 	var resp *abi.CreateContainerResponse
@@ -115,7 +115,8 @@ func (m *Manager) CreateContainer(ctx context.Context, pod *abi.PodSandbox, c *a
 		adj = &abi.ContainerAdjustment{}
 	}
 	m.journal.AddContainer(c, adj)
-	updates, _ := m.acceptUpdates(method, resp.GetUpdates(), c.GetId())
+	updates := resp.GetUpdates() // checked above, with the answer
+	m.journalUpdates(updates)
 	m.changed()
 	// The placement is on disk before the runtime acts on it: a crash right
 	// after the answer would otherwise place the container again, elsewhere,
@@ -136,6 +137,6 @@ func (m *Manager) eventUpdates(method abi.Method, log logr.Logger, resp interfac
 		log.Error(err, "policy call failed; the runtime's request goes on", "method", method.Short())
 		return nil, nil
 	}
-	updates, _ := m.acceptUpdates(method, resp.GetUpdates(), "")
+	updates, _ := m.acceptUpdates(method, resp.GetUpdates())
 	return updates, nil
 }

@@ -1,7 +1,9 @@
 package resmgr_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -94,5 +96,64 @@ func TestGroupedUpdates(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGroupSurvivesAKill: a grouped update goes to the decision log once,
+// with the next placement's record, and a process killed right after that
+// answer restores every member's assignment from the log.
+func TestGroupSurvivesAKill(t *testing.T) {
+	ctx := context.Background()
+	var dir string
+	m := newManager(t, newFake(nil), func(c *config.Config) { dir = c.StateDir })
+	if _, err := m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		pod, c := container(id, "0-1")
+		if _, _, err := m.CreateContainer(ctx, pod, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Stop(); err != nil { // a full save: what follows is in the log only
+		t.Fatal(err)
+	}
+	ck := state.NewCheckpoint(dir)
+	saved, err := os.ReadFile(ck.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	m2 := newManager(t, newFake(nil), func(c *config.Config) { c.StateDir = dir })
+	var live []*abi.Container
+	for _, id := range []string{"a", "b", "c"} {
+		_, c := container(id, "0-1")
+		live = append(live, c)
+	}
+	pod, _ := container("a", "0-1")
+	if _, err := m2.Synchronize(ctx, []*abi.PodSandbox{pod}, live); err != nil {
+		t.Fatal(err)
+	}
+	_, a := container("a", "0-1")
+	a.Annotations[conformance.GroupAnnotation] = "b,c"
+	if _, err := m2.UpdateContainer(ctx, pod, a, &abi.Resources{}); err != nil {
+		t.Fatal(err)
+	}
+	_, d := container("d", "4-5")
+	if _, _, err := m2.CreateContainer(ctx, pod, d); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.ReadFile(ck.Path()); err != nil || !bytes.Equal(now, saved) {
+		t.Fatalf("checkpoint rewritten before the answer (%v): the decisions belong in the log", err)
+	}
+	j, err := ck.Load() // m2 is never stopped: killed right after the answer
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, cpus := range map[string]string{"a": "0-1", "b": "2-3", "c": "2-3", "d": "4-5"} {
+		got, ok := j.Container(id)
+		if !ok || got.GetAssignment().GetCpusetCpus() != cpus {
+			t.Fatalf("restored after the kill: container %s %v, assignment %v; want cpus %s", id, ok, got.GetAssignment(), cpus)
+		}
 	}
 }

@@ -120,7 +120,7 @@ func (m *Manager) reconfigure(ctx context.Context, cfg *config.Config) (err, ref
 		m.rollBack(ctx, err)
 		return err, nil
 	}
-	updates, ok := m.acceptUpdates(abi.Method_METHOD_RECONFIGURE, resp.GetUpdates(), "")
+	updates, ok := m.acceptUpdates(abi.Method_METHOD_RECONFIGURE, resp.GetUpdates())
 	if !ok {
 		m.metrics.ConfigReload(metrics.ReloadRejected)
 		return errors.New("reconfigure policy: its updates were refused"), nil
@@ -146,7 +146,7 @@ func (m *Manager) rollBack(ctx context.Context, reason error) {
 		return err
 	})
 	if err == nil {
-		if updates, ok := m.acceptUpdates(abi.Method_METHOD_RECONFIGURE, resp.GetUpdates(), ""); ok && len(updates) > 0 && m.updateSink != nil {
+		if updates, ok := m.acceptUpdates(abi.Method_METHOD_RECONFIGURE, resp.GetUpdates()); ok && len(updates) > 0 && m.updateSink != nil {
 			m.updateSink(updates)
 		}
 		return

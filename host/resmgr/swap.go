@@ -360,7 +360,7 @@ func (m *Manager) swap(ctx context.Context, cfg *config.Config, cand Candidate) 
 		m.degraded.Store(nil)
 		m.metrics.Degraded(false)
 	}
-	updates, _ := m.acceptUpdates(abi.Method_METHOD_SYNCHRONIZE, us, "")
+	updates, _ := m.acceptUpdates(abi.Method_METHOD_SYNCHRONIZE, us)
 	if err := m.discoverPools(ctx); err != nil {
 		log.Error(err, "the new policy's pools are not reported")
 	}

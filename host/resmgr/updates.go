@@ -6,28 +6,26 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
-// acceptUpdates checks an answer's updates (each must name a live container, or
-// pending, one the same answer creates) and, if all pass, applies them to the
-// journal. A refused answer is logged with its field and counted; nothing of
-// it is applied and nil is returned.
-func (m *Manager) acceptUpdates(method abi.Method, us []*abi.ContainerUpdate, pending string) ([]*abi.ContainerUpdate, bool) {
-	live := func(id string) bool {
-		if id != "" && id == pending {
-			return true
-		}
-		return m.journal.HasContainer(id)
-	}
-	if err := m.limits.Updates("updates", us, live); err != nil {
+// acceptUpdates checks an answer's updates (each must name a live container)
+// and, if all pass, applies them to the journal. A refused answer is logged
+// with its field and counted; nothing of it is applied and nil is returned.
+func (m *Manager) acceptUpdates(method abi.Method, us []*abi.ContainerUpdate) ([]*abi.ContainerUpdate, bool) {
+	if err := m.limits.Updates("updates", us, m.journal.HasContainer); err != nil {
 		m.refused(method, err)
 		return nil, false
 	}
+	m.journalUpdates(us)
+	return us, true
+}
+
+// journalUpdates journals updates the checks passed.
+func (m *Manager) journalUpdates(us []*abi.ContainerUpdate) {
 	for _, u := range us {
 		m.journal.ApplyUpdate(u)
 	}
 	if len(us) > 0 {
 		m.changed()
 	}
-	return us, true
 }
 
 // refused logs and counts an answer the shape checks refused.

@@ -1,7 +1,10 @@
 package state
 
 import (
+	"fmt"
 	"testing"
+
+	abi "github.com/nriwasm/nriwasm/abi/v1"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -82,6 +85,40 @@ func BenchmarkAppend(b *testing.B) {
 // durable with an fsync per answer (see RATIONALE.md).
 func BenchmarkAppendFsync(b *testing.B) {
 	benchAppend(b, true)
+}
+
+// BenchmarkAppendGroup is what a balloons create in a 200-container default
+// balloon pays before its answer: the new container and the grouped update
+// that moves the 200 others, encoded and appended to the log.
+func BenchmarkAppendGroup(b *testing.B) {
+	j := benchJournal()
+	ck := NewCheckpoint(b.TempDir())
+	c, a := container(1), adjustment(1)
+	g := &abi.ContainerUpdate{ContainerId: container(0).GetId(), CpusetMems: "0"}
+	for i := 1; i < 200; i++ {
+		g.AlsoContainerIds = append(g.AlsoContainerIds, container(i).GetId())
+	}
+	var rec []byte
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		j.AddContainer(c, a)
+		g.CpusetCpus = fmt.Sprintf("0-%d", 64+i%64)
+		j.ApplyUpdate(g)
+		var err error
+		if rec, err = j.AppendDelta(rec[:0]); err != nil {
+			b.Fatal(err)
+		}
+		if err := ck.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+		j.ClearDelta()
+		if ck.LogMark() > 1<<20 { // what the background save keeps it under
+			if err := ck.TrimLog(ck.LogMark()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(rec)), "record-bytes")
 }
 
 func benchAppend(b *testing.B, sync bool) {

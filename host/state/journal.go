@@ -40,19 +40,49 @@ func (j *Journal) AddContainer(container *abi.Container, adjustment *abi.Contain
 // replace the assigned cpuset CPUs and memory nodes and the RDT and block I/O
 // classes, as they do on the runtime. It reports whether every one of them is
 // journaled; an update of an unknown container changes nothing for it.
+//
+// A grouped update (one with also_container_ids) is kept as one change: the
+// next decision-log record carries it once, with the members it changed,
+// rather than each member's whole record (see RATIONALE.md, "Why does a
+// record carry a grouped update once?").
 func (j *Journal) ApplyUpdate(update *abi.ContainerUpdate) bool {
-	all := j.applyTo(update.GetContainerId(), update)
-	for _, id := range update.GetAlsoContainerIds() {
-		all = j.applyTo(id, update) && all
+	also := update.GetAlsoContainerIds()
+	if len(also) == 0 {
+		c := j.applyTo(update.GetContainerId(), update)
+		if c != nil {
+			j.mark(kindContainer, c.GetId())
+		}
+		return c != nil
+	}
+	ids := make([]string, 0, 1+len(also))
+	all := true
+	apply := func(id string) {
+		if c := j.applyTo(id, update); c != nil {
+			ids = append(ids, c.GetId()) // the journal's own string, not the answer's
+		} else {
+			all = false
+		}
+	}
+	apply(update.GetContainerId())
+	for _, id := range also {
+		apply(id)
+	}
+	if len(ids) > 0 {
+		j.addGroup(&abi.ContainerUpdate{
+			ContainerId: ids[0], AlsoContainerIds: ids[1:],
+			CpusetCpus: update.GetCpusetCpus(), CpusetMems: update.GetCpusetMems(),
+			RdtClass: update.GetRdtClass(), BlockioClass: update.GetBlockioClass(),
+		})
 	}
 	return all
 }
 
-// applyTo merges u into the assignment of container id.
-func (j *Journal) applyTo(id string, u *abi.ContainerUpdate) bool {
+// applyTo merges u into the assignment of container id and returns the
+// container, or nil if id is not journaled. It does not mark the change.
+func (j *Journal) applyTo(id string, u *abi.ContainerUpdate) *abi.Container {
 	c, ok := j.containers[id]
 	if !ok {
-		return false
+		return nil
 	}
 	a := c.Assignment
 	if a == nil {
@@ -68,8 +98,7 @@ func (j *Journal) applyTo(id string, u *abi.ContainerUpdate) bool {
 	set(&a.RdtClass, u.GetRdtClass())
 	set(&a.BlockioClass, u.GetBlockioClass())
 	c.Assignment = a
-	j.mark(kindContainer, c.GetId())
-	return true
+	return c
 }
 
 // RemoveContainer forgets the container with id and reports whether it was

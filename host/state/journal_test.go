@@ -110,6 +110,14 @@ func TestHasContainer(t *testing.T) {
 	testkit.Equal(t, testing.AllocsPerRun(10, func() { j.HasContainer("ctr-0000") }), 0.0)
 }
 
+func TestHasPod(t *testing.T) {
+	j := New()
+	j.AddPod(pod(0))
+	testkit.Equal(t, j.HasPod("pod-0000"), true)
+	testkit.Equal(t, j.HasPod("nope"), false)
+	testkit.Equal(t, testing.AllocsPerRun(10, func() { j.HasPod("pod-0000") }), 0.0)
+}
+
 func TestNilArgumentsIgnored(t *testing.T) {
 	j := New()
 	j.AddPod(nil)

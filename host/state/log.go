@@ -15,12 +15,12 @@ import (
 	abi "github.com/nriwasm/nriwasm/abi/v1"
 )
 
-// The decision log, version 1 (see RATIONALE.md, "Why a decision log?"), all
+// The decision log, version 2 (see RATIONALE.md, "Why a decision log?"), all
 // integers big-endian. The file <checkpoint>.log starts with
 //
 //	offset  size  field
 //	0       8     magic "NRIWLOG\x00"
-//	8       4     version, 1
+//	8       4     version, 2
 //
 // and holds records, each the changes of one call, appended with one write:
 //
@@ -32,12 +32,24 @@ import (
 // The payload is a uvarint length and an abi.v1.RestoreState in protobuf
 // encoding (the records that exist: their whole new value), then, for pods,
 // containers and claims in turn, a uvarint count of removed ids and each id
-// as a uvarint length and its bytes. Every record carries whole values, so
-// replaying the log over any checkpoint written since its first record gives
-// the same journal: a full save keeps the records appended after its copy.
+// as a uvarint length and its bytes. Version 2 adds, only to a record whose
+// call applied grouped updates, a uvarint count of them and each as a uvarint
+// length and an abi.v1.ContainerUpdate in protobuf encoding: its values and the
+// members it changed (container_id, also_container_ids). A record without
+// groups is the same in both versions.
+//
+// Replaying a record applies its grouped updates first, in order, then the
+// whole records, then the removals. The whole records are the values after
+// the call, so a member the call also changed otherwise ends as it did; a
+// grouped update only sets fields of containers that exist, as ApplyUpdate
+// does. Every record thus replaces values, never adds to them, and replaying
+// the log over any checkpoint written since its first record gives the same
+// journal: a full save keeps the records appended after its copy.
 const (
 	// LogVersion is the decision log format version AppendDelta writes.
-	LogVersion    = 1
+	// ReplayLog reads it and version 1; Append turns a version-1 log's
+	// header into this version's before it appends to it.
+	LogVersion    = 2
 	logMagic      = "NRIWLOG\x00"
 	logHeaderSize = 12
 	frameSize     = 8
@@ -55,7 +67,7 @@ func (c *Checkpoint) LogPath() string { return c.Path() + logSuffix }
 // The changes stay pending until ClearDelta: call it once the record is
 // written.
 func (j *Journal) AppendDelta(buf []byte) ([]byte, error) {
-	if len(j.dirty) == 0 {
+	if len(j.dirty) == 0 && len(j.groups) == 0 {
 		return buf, nil
 	}
 	var rs abi.RestoreState
@@ -103,6 +115,17 @@ func (j *Journal) AppendDelta(buf []byte) ([]byte, error) {
 			buf = append(buf, id...)
 		}
 	}
+	if len(j.groups) > 0 {
+		buf = binary.AppendUvarint(buf, uint64(len(j.groups)))
+		for _, g := range j.groups {
+			size := g.SizeVT()
+			buf = binary.AppendUvarint(buf, uint64(size))
+			buf = slices.Grow(buf, size)[:len(buf)+size]
+			if _, err := g.MarshalToSizedBufferVT(buf[len(buf)-size:]); err != nil {
+				return buf[:start], fmt.Errorf("encode log record's grouped update: %w", err)
+			}
+		}
+	}
 	payload := buf[start+frameSize:]
 	if uint64(len(payload)) > 1<<32-1 {
 		return buf[:start], errPayloadTooLong
@@ -114,7 +137,10 @@ func (j *Journal) AppendDelta(buf []byte) ([]byte, error) {
 
 // ClearDelta forgets the pending changes: the last AppendDelta's record is
 // written.
-func (j *Journal) ClearDelta() { clear(j.dirty) }
+func (j *Journal) ClearDelta() {
+	clear(j.dirty)
+	j.clearGroups()
+}
 
 // Reasons a log record is rejected; a *LogError wraps one of them (or
 // ErrNotCheckpoint, ErrVersion for the log's header).
@@ -150,8 +176,8 @@ func ReplayLog(j *Journal, data []byte) (int, error) {
 	if len(data) < logHeaderSize {
 		return 0, &FormatError{Reason: ErrTornRecord, Detail: fmt.Sprintf("log header of %d bytes, want %d", len(data), logHeaderSize)}
 	}
-	if v := binary.BigEndian.Uint32(data[len(logMagic):]); v != LogVersion {
-		return 0, &FormatError{Reason: ErrVersion, Detail: fmt.Sprintf("log version %d, this build reads %d", v, LogVersion)}
+	if v := binary.BigEndian.Uint32(data[len(logMagic):]); v < 1 || v > LogVersion {
+		return 0, &FormatError{Reason: ErrVersion, Detail: fmt.Sprintf("log version %d, this build reads 1 to %d", v, LogVersion)}
 	}
 	off := logHeaderSize
 	for off < len(data) {
@@ -210,8 +236,33 @@ func applyRecord(j *Journal, payload []byte) error {
 			removed[kind] = append(removed[kind], string(id))
 		}
 	}
+	var groups []*abi.ContainerUpdate
 	if len(payload) > 0 {
-		return fmt.Errorf("%d bytes after the removed ids", len(payload))
+		n, k := binary.Uvarint(payload)
+		if k <= 0 || n > uint64(len(payload)) {
+			return errors.New("grouped updates: count past the record's end")
+		}
+		payload = payload[k:]
+		for range n {
+			b, err := next("grouped update")
+			if err != nil {
+				return err
+			}
+			g := &abi.ContainerUpdate{}
+			if err := g.UnmarshalVT(b); err != nil {
+				return fmt.Errorf("grouped update: %w", err)
+			}
+			groups = append(groups, g)
+		}
+	}
+	if len(payload) > 0 {
+		return fmt.Errorf("%d bytes after the grouped updates", len(payload))
+	}
+	for _, g := range groups {
+		j.applyTo(g.GetContainerId(), g)
+		for _, id := range g.GetAlsoContainerIds() {
+			j.applyTo(id, g)
+		}
 	}
 	for _, p := range rs.GetPods() {
 		j.pods[p.GetId()] = p
@@ -238,7 +289,10 @@ func applyRecord(j *Journal, payload []byte) error {
 // Append writes one record AppendDelta encoded to the decision log with one
 // write, without fsync: it outlives a crash of the agent, not of the node (the
 // next Save makes it durable). The log is created with its header if missing.
-// Safe to call while Save runs; not with another Append, LogMark or TrimLog.
+// A version-1 log's header is turned into this version's first: its records
+// are version 2's too, and a build that reads only version 1 must not read
+// the grouped updates that follow. Safe to call while Save runs; not with
+// another Append, LogMark or TrimLog.
 func (c *Checkpoint) Append(record []byte) error {
 	c.logMu.Lock()
 	defer c.logMu.Unlock()
@@ -258,24 +312,53 @@ func (c *Checkpoint) Append(record []byte) error {
 	return nil
 }
 
-// openLog opens the log for appending, writing its header if it is empty.
+// openLog opens the log for appending, writing its header if it is empty and
+// raising a version-1 header to LogVersion.
 func (c *Checkpoint) openLog() error {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(c.LogPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(c.LogPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
 	st, err := f.Stat()
 	if err == nil && st.Size() == 0 {
 		_, err = f.Write(logHeader())
+	} else if err == nil && st.Size() >= logHeaderSize {
+		err = raiseLogVersion(c.LogPath(), f)
 	}
 	if err != nil {
 		_ = f.Close()
 		return err
 	}
 	c.log, c.logSize = f, max(st.Size(), logHeaderSize)
+	return nil
+}
+
+// raiseLogVersion rewrites, in place, the version of a log whose header says
+// version 1 (f, open for appending, reads it; path writes it). One 4-byte write
+// inside the first block: a crash leaves either version, and both read the
+// same records.
+func raiseLogVersion(path string, f *os.File) error {
+	var h [logHeaderSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return fmt.Errorf("read decision log header: %w", err)
+	}
+	if string(h[:len(logMagic)]) != logMagic || binary.BigEndian.Uint32(h[len(logMagic):]) != 1 {
+		return nil
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("raise decision log version: %w", err)
+	}
+	_, err = w.WriteAt(binary.BigEndian.AppendUint32(nil, LogVersion), int64(len(logMagic)))
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("raise decision log version: %w", err)
+	}
 	return nil
 }
 

@@ -26,11 +26,13 @@ func appendDelta(t *testing.T, ck *Checkpoint, j *Journal) {
 	j.ClearDelta()
 }
 
-// changeAll makes one change of every kind to j: adds, an update, removals.
+// changeAll makes one change of every kind to j: adds, an update, a grouped
+// update (of a container it then removes), removals.
 func changeAll(j *Journal) {
 	j.AddPod(pod(9))
 	j.AddContainer(container(180), adjustment(180))
 	j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: container(1).GetId(), CpusetCpus: "100-101"})
+	j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: container(0).GetId(), AlsoContainerIds: []string{container(2).GetId(), container(180).GetId()}, CpusetMems: "1"})
 	j.RemoveContainer(container(2).GetId())
 	j.RemovePod(pod(1).GetId())
 	j.AddClaim(claim(7))
@@ -183,9 +185,9 @@ func TestLogTornTail(t *testing.T) {
 // set aside whole and the checkpoint alone is restored.
 func TestLogBadHeaderSetAside(t *testing.T) {
 	for name, data := range map[string][]byte{
-		"not a log":   []byte("garbage, not a log at all"),
-		"version 2":   []byte("NRIWLOG\x00\x00\x00\x00\x02"),
-		"torn header": []byte("NRIWLOG"),
+		"not a log":       []byte("garbage, not a log at all"),
+		"a newer version": []byte("NRIWLOG\x00\x00\x00\x00\x03"),
+		"torn header":     []byte("NRIWLOG"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -44,6 +44,12 @@ type Journal struct {
 	// dirty holds the records changed since the last ClearDelta: what the
 	// next decision-log record (AppendDelta) carries.
 	dirty map[key]struct{}
+	// groups holds the grouped updates applied since the last ClearDelta,
+	// in order, each with the members it changed: the next record carries
+	// them once instead of every member's whole record. grouped counts
+	// their members.
+	groups  []*abi.ContainerUpdate
+	grouped int
 }
 
 // key names one record of a Journal: its kind and its id.
@@ -62,6 +68,38 @@ const (
 func (j *Journal) mark(kind byte, id string) {
 	j.dirty[key{kind, id}] = struct{}{}
 	j.generation++
+}
+
+// foldFactor bounds the grouped updates a journal keeps between two records:
+// once they name more members than foldFactor times the journaled
+// containers, they are folded into their members' whole records. A member
+// costs a group its id (~70 bytes on disk, 16 in memory) against its whole
+// record's hundreds, so a long run of changes with no record in between (pod
+// removals, each moving a balloon) keeps what a whole record per container
+// would, and a record is never larger than those whole records.
+const foldFactor = 4
+
+// addGroup keeps g, a grouped update already applied, for the next record.
+func (j *Journal) addGroup(g *abi.ContainerUpdate) {
+	j.groups = append(j.groups, g)
+	j.grouped += 1 + len(g.GetAlsoContainerIds())
+	j.generation++
+	if j.grouped <= foldFactor*len(j.containers) {
+		return
+	}
+	for _, g := range j.groups {
+		j.dirty[key{kindContainer, g.GetContainerId()}] = struct{}{}
+		for _, id := range g.GetAlsoContainerIds() {
+			j.dirty[key{kindContainer, id}] = struct{}{}
+		}
+	}
+	j.clearGroups()
+}
+
+// clearGroups forgets the kept grouped updates, keeping the list's room.
+func (j *Journal) clearGroups() {
+	clear(j.groups)
+	j.groups, j.grouped = j.groups[:0], 0
 }
 
 // Counts is how many records a Journal holds.
@@ -93,6 +131,13 @@ func (j *Journal) Generation() uint64 { return j.generation }
 func (j *Journal) Pod(id string) (*abi.PodSandbox, bool) {
 	p, ok := j.pods[id]
 	return p.CloneVT(), ok
+}
+
+// HasPod reports whether the pod with sandbox id is journaled, without
+// copying it: CreateContainer's check that its pod is known.
+func (j *Journal) HasPod(id string) bool {
+	_, ok := j.pods[id]
+	return ok
 }
 
 // Container returns a copy of the container with id and its assignment, if
