@@ -39,7 +39,7 @@ func BenchmarkAgentFootprint(b *testing.B) {
 			rt.waitSync()
 			ready = time.Since(start)
 			debug.FreeOSMemory() // what `nriwasm run` does after the load
-			rt.runLive(b)
+			rt.runLive(b, liveContainers)
 			runtime.GC()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)

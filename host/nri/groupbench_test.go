@@ -1,14 +1,6 @@
 package nri_test
 
-import (
-	"context"
-	"fmt"
-	"slices"
-	"testing"
-	"time"
-
-	"github.com/containerd/nri/pkg/api"
-)
+import "testing"
 
 // BenchmarkCreateContainerGroup measures CreateContainer end to end, as
 // BenchmarkCreateContainer does, with the balloons policy and 200 live
@@ -25,48 +17,15 @@ func BenchmarkCreateContainerGroup(b *testing.B) {
 	rt.start()
 	startAgent(b, rt, agentOpts{policy: "balloons", topo: machineTopology(b, "server256", server256())})
 	rt.waitSync()
-	ctx := context.Background()
-	for i := range 20 {
-		p := pod(fmt.Sprintf("live%03d", i), "burstable")
-		if err := rt.runPod(p); err != nil {
-			b.Fatal(err)
-		}
-		for j := range 10 {
-			if _, err := rt.create(p, ctr(p, fmt.Sprintf("c%d", j), 100, 0, 256<<20)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	rt.runLive(b, 200)
 	p := pod("bench", "burstable")
 	if err := rt.runPod(p); err != nil {
 		b.Fatal(err)
 	}
-	r := rt.adaptation()
-	durations := make([]time.Duration, 0, b.N)
-	updates := 0
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c := ctr(p, fmt.Sprintf("n%d", i), 1000, 0, 256<<20)
-		req := &api.CreateContainerRequest{Pod: p, Container: c}
-		start := time.Now()
-		resp, err := r.CreateContainer(ctx, req)
-		durations = append(durations, time.Since(start))
-		if err != nil || resp.GetAdjust().GetLinux().GetResources().GetCpu().GetCpus() == "" {
-			b.Fatalf("create: %v (%v)", err, resp)
-		}
-		b.StopTimer()
-		updates += len(resp.GetUpdate())
-		if err := r.RemoveContainer(ctx, &api.RemoveContainerRequest{Pod: p, Container: c}); err != nil {
-			b.Fatal(err)
-		}
+	updates := rt.timeCreates(b, p, 1000, func() {
 		rt.waitUnsolicited(1)
 		rt.dropUnsolicited()
-		b.StartTimer()
-	}
-	b.StopTimer()
-	slices.Sort(durations)
-	b.ReportMetric(float64(durations[len(durations)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds()), "p99-µs")
+	})
 	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
 }
