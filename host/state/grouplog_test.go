@@ -177,15 +177,7 @@ func TestGroupsFold(t *testing.T) {
 			t.Fatalf("after %d groups: %d members kept, more than %d", i+1, j.grouped, foldFactor*50)
 		}
 	}
-	rec, err := j.AppendDelta(logHeader())
-	if err != nil {
-		t.Fatal(err)
-	}
-	replayed := FromRestoreState(base.RestoreState())
-	if _, err := ReplayLog(replayed, rec); err != nil {
-		t.Fatal(err)
-	}
-	testkit.EqualProto(t, replayed.RestoreState(), j.RestoreState())
+	deltaReplaysTo(t, base, j)
 }
 
 // TestReconcileDropsGroups: Reconcile marks every container, so the grouped
@@ -198,6 +190,13 @@ func TestReconcileDropsGroups(t *testing.T) {
 	j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: container(0).GetId(), AlsoContainerIds: []string{container(1).GetId(), container(2).GetId()}, CpusetCpus: "7"})
 	j.Reconcile([]*abi.PodSandbox{pod(0)}, []*abi.Container{container(0), container(1)})
 	testkit.Equal(t, len(j.groups), 0)
+	deltaReplaysTo(t, base, j)
+}
+
+// deltaReplaysTo checks that j's delta, appended as one log record and
+// replayed over base, gives j.
+func deltaReplaysTo(t *testing.T, base, j *Journal) {
+	t.Helper()
 	rec, err := j.AppendDelta(logHeader())
 	if err != nil {
 		t.Fatal(err)
