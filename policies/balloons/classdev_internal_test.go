@@ -48,23 +48,15 @@ func TestClassDeviceCPUs(t *testing.T) {
 		{"Server2Socket4NodesInterleaved", "/sys/class/drm/card1", ""},
 		{"Desktop1Socket", "/sys/class/drm/card0", ""},
 	} {
-		ix, err := newTopoIndex(policytest.Machine(t, tc.machine))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := parseDevice(tc.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, found := ix.deviceCPUs(d)
+		topo := policytest.Machine(t, tc.machine)
+		got, found := deviceCPUsOn(t, topo, tc.path)
 		if tc.pci == "" {
 			if found {
 				t.Errorf("%s %s: found with CPUs %s; want no such device", tc.machine, tc.path, got)
 			}
 			continue
 		}
-		pd, _ := parseDevice(tc.pci)
-		want, _ := ix.deviceCPUs(pd)
+		want, _ := deviceCPUsOn(t, topo, tc.pci)
 		if !found || !got.Equal(want) || got.IsEmpty() {
 			t.Errorf("%s %s: CPUs %s (found %v); want %s's %s", tc.machine, tc.path, got, found, tc.pci, want)
 		}

@@ -198,15 +198,7 @@ func TestDeviceCPUs(t *testing.T) {
 		{"hand", "/sys/class/net/lo", ""},
 	} {
 		t.Run(tc.machine+tc.path, func(t *testing.T) {
-			ix, err := newTopoIndex(topos[tc.machine])
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := parseDevice(tc.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, found := ix.deviceCPUs(d)
+			got, found := deviceCPUsOn(t, topos[tc.machine], tc.path)
 			switch {
 			case tc.want == "-" && found:
 				t.Fatalf("found with CPUs %q; want no such device", got)
@@ -386,4 +378,19 @@ balloonTypes:
 			t.Errorf("%s avoids %q in turn; want %q", name, got, want)
 		}
 	}
+}
+
+// deviceCPUsOn is the CPUs a preferCloseToDevices path names on topo, and
+// whether topo has the device.
+func deviceCPUsOn(t *testing.T, topo *abi.Topology, path string) (cpuset.Set, bool) {
+	t.Helper()
+	ix, err := newTopoIndex(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := parseDevice(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix.deviceCPUs(d)
 }
