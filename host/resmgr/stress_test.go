@@ -2,6 +2,7 @@ package resmgr_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -52,11 +53,15 @@ func TestConcurrentStress(t *testing.T) {
 			}
 		}()
 	}
-	var events sync.WaitGroup
+	// The events start once the reconfigurations and the scrapes have each run
+	// once, so that they run beside the events however fast those are.
+	var events, looping sync.WaitGroup
+	looping.Add(2)
 	for w := range workers {
 		events.Add(1)
 		run(fmt.Sprintf("nri %d", w), func() error {
 			defer events.Done()
+			looping.Wait()
 			pod := &abi.PodSandbox{Id: fmt.Sprintf("pod-%d", w), Name: fmt.Sprintf("pod-%d", w), Namespace: "ns", Uid: fmt.Sprintf("uid-%d", w)}
 			if _, err := m.RunPodSandbox(ctx, pod); err != nil {
 				return err
@@ -111,7 +116,11 @@ func TestConcurrentStress(t *testing.T) {
 			if i%2 == 1 {
 				next.Policy.Data = []byte("dra:\n  enabled: true\npinMemory: false\n")
 			}
-			if err := m.ApplyConfig(ctx, &next, nil); err != nil {
+			err := m.ApplyConfig(ctx, &next, nil)
+			if i == 0 {
+				looping.Done()
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -124,13 +133,15 @@ func TestConcurrentStress(t *testing.T) {
 				return nil
 			default:
 			}
-			if _, err := met.Registry.Gather(); err != nil {
-				return err
-			}
-			if _, err := m.Pools(ctx); err != nil {
-				return err
-			}
+			_, gatherErr := met.Registry.Gather()
+			_, poolsErr := m.Pools(ctx)
 			m.Snapshot()
+			if i == 0 {
+				looping.Done()
+			}
+			if err := errors.Join(gatherErr, poolsErr); err != nil {
+				return err
+			}
 		}
 	})
 	go func() {
