@@ -84,3 +84,39 @@ func saveLocked(j *Journal, ck *Checkpoint) (*Snapshot, error) {
 	_ = ck.LogMark()
 	return snap, err
 }
+
+// BenchmarkTrimLogWithTail is the saver's TrimLog when creates went on
+// during the save: three records follow the mark, so the log's tail is
+// rewritten to a temporary file renamed over the log, under the log's lock,
+// which a create's Append waits for while it holds the manager's lock.
+func BenchmarkTrimLogWithTail(b *testing.B) {
+	j := journal(10, 200, 0)
+	ck := NewCheckpoint(b.TempDir())
+	c, a := container(1), adjustment(1)
+	var rec []byte
+	appendOne := func() {
+		j.AddContainer(c, a)
+		var err error
+		if rec, err = j.AppendDelta(rec[:0]); err != nil {
+			b.Fatal(err)
+		}
+		if err := ck.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+		j.ClearDelta()
+	}
+	for b.Loop() {
+		b.StopTimer()
+		for range 50 {
+			appendOne()
+		}
+		mark := ck.LogMark()
+		for range 3 {
+			appendOne()
+		}
+		b.StartTimer()
+		if err := ck.TrimLog(mark); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
