@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/nriwasm/nriwasm/host/metrics"
 	"github.com/nriwasm/nriwasm/host/resmgr"
 	"github.com/nriwasm/nriwasm/host/state"
+	"github.com/nriwasm/nriwasm/internal/testkit"
 	"github.com/nriwasm/nriwasm/sdk/go/conformance"
 )
 
@@ -156,4 +158,61 @@ func TestGroupSurvivesAKill(t *testing.T) {
 			t.Fatalf("restored after the kill: container %s %v, assignment %v; want cpus %s", id, ok, got.GetAssignment(), cpus)
 		}
 	}
+}
+
+// TestSaveAfterAGroup: a save after an earlier one re-encodes only what
+// changed since (host/state RATIONALE, "Why does the journal keep its records
+// encoded?"); the checkpoint alone, without the log, must still hold every
+// member of a grouped update with its new assignment, and be the journal.
+func TestSaveAfterAGroup(t *testing.T) {
+	ctx := context.Background()
+	var dir string
+	m := newManager(t, newFake(nil), func(c *config.Config) { dir = c.StateDir })
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Synchronize(ctx, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		pod, c := container(id, "0-1")
+		if _, _, err := m.CreateContainer(ctx, pod, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for saved(t, dir) < 3 { // the background save: the journal is encoded
+		if time.Now().After(deadline) {
+			t.Fatal("no background save of the 3 containers within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	pod, a := container("a", "0-1")
+	a.Annotations[conformance.GroupAnnotation] = "b,c"
+	if _, err := m.UpdateContainer(ctx, pod, a, &abi.Resources{}); err != nil {
+		t.Fatal(err)
+	}
+	_, d := container("d", "4-5")
+	if _, _, err := m.CreateContainer(ctx, pod, d); err != nil {
+		t.Fatal(err)
+	}
+	want := m.Journal()
+	if err := m.Stop(); err != nil { // saves
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(state.NewCheckpoint(dir).Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := state.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, cpus := range map[string]string{"a": "0-1", "b": "2-3", "c": "2-3", "d": "4-5"} {
+		got, ok := j.Container(id)
+		if !ok || got.GetAssignment().GetCpusetCpus() != cpus {
+			t.Fatalf("checkpoint: container %s %v, assignment %v; want cpus %s", id, ok, got.GetAssignment(), cpus)
+		}
+	}
+	testkit.EqualProto(t, j.RestoreState(), want)
 }

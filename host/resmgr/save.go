@@ -20,16 +20,17 @@ const saveDelay = 50 * time.Millisecond
 // saver writes the journal to its checkpoint in the background: a change only
 // kicks it, and one save covers every change made before it took its copy, so
 // a burst of requests costs one write (an fsync takes milliseconds; a request
-// must answer in microseconds). The copy is taken under the manager's lock,
-// saveDelay after the first change of a burst; the encoding and the write
-// happen outside the lock.
+// must answer in microseconds). The copy, a state.Snapshot, is taken under the
+// manager's lock, saveDelay after the first change of a burst: it encodes only
+// the records changed since the last one. The file is assembled from it and
+// written outside the lock.
 type saver struct {
 	ck      *state.Checkpoint
 	kickC   chan struct{}
 	mu      sync.Mutex // serializes saves (Checkpoint is not concurrent-safe)
 	savedAt uint64     // journal generation of the last successful (durable) save
 	saved   bool
-	buf     []byte // the encoded journal, reused within a burst of changes
+	buf     []byte // the checkpoint file's bytes, reused within a burst of changes
 	rec     []byte // saveNow's log record, reused; under the manager's lock
 	// failing holds the last save's error while saves fail (a read-only
 	// state directory); Ready reports it.
@@ -67,20 +68,27 @@ func (m *Manager) runSaver(ctx context.Context) {
 
 // save writes the journal if it changed since the last save, then trims the
 // decision log of the records the save covers. Under the manager's lock it
-// only encodes the journal (into a reused buffer) and notes the log's length;
-// the write happens outside it. Lock order: the manager's, then the saver's.
+// only takes a snapshot of the journal (encoding what changed since the last
+// one) and notes the log's length; the file is assembled and written outside
+// it. Lock order: the manager's, then the saver's.
 func (m *Manager) save() {
 	s := m.saver
 	m.mu.Lock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.dropBufferWhenQuiet()
-	buf, gen, ok := m.encodeLocked()
+	snap, gen, ok := m.snapshotLocked()
 	mark := s.ck.LogMark() // appends wait for the manager's lock: the copy covers the log up to here
 	m.mu.Unlock()
 	if !ok {
 		return
 	}
+	buf, err := snap.Marshal(s.buf[:0])
+	if err != nil {
+		m.log.Error(err, "checkpoint not saved: encoding the journal failed")
+		return
+	}
+	s.buf = buf
 	if err := m.writeLocked(buf, gen); err != nil {
 		m.log.Error(err, "checkpoint not saved; will retry on the next change")
 		return
@@ -90,10 +98,11 @@ func (m *Manager) save() {
 	}
 }
 
-// dropBufferWhenQuiet lets the encoded journal's buffer go when no save is
+// dropBufferWhenQuiet lets the checkpoint file's buffer go when no save is
 // pending: the burst of changes is over. The buffer holds the whole journal
 // (~2 MB with 1,000 containers); it is reused within a burst, not kept
-// between bursts. The saver's lock is held.
+// between bursts. (The journal keeps its records encoded for the next
+// Snapshot: host/state/RATIONALE.md.) The saver's lock is held.
 func (s *saver) dropBufferWhenQuiet() {
 	if len(s.kickC) == 0 {
 		s.buf = nil
@@ -131,21 +140,20 @@ func (m *Manager) saveNow() error {
 	return nil
 }
 
-// encodeLocked encodes the journal if it changed since the last save; both
-// locks are held.
-func (m *Manager) encodeLocked() (buf []byte, gen uint64, ok bool) {
+// snapshotLocked takes a snapshot of the journal if it changed since the
+// last save; both locks are held.
+func (m *Manager) snapshotLocked() (snap *state.Snapshot, gen uint64, ok bool) {
 	s := m.saver
 	gen = m.journal.Generation()
 	if s.saved && gen == s.savedAt {
 		return nil, 0, false
 	}
-	buf, err := state.Marshal(s.buf[:0], m.journal)
+	snap, err := m.journal.Snapshot()
 	if err != nil {
 		m.log.Error(err, "checkpoint not saved: encoding the journal failed")
 		return nil, 0, false
 	}
-	s.buf = buf
-	return buf, gen, true
+	return snap, gen, true
 }
 
 // writeLocked writes an encoded journal of generation gen; the saver's lock

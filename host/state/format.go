@@ -68,17 +68,28 @@ func Marshal(buf []byte, j *Journal) ([]byte, error) {
 		return nil, errPayloadTooLong
 	}
 	start := len(buf)
+	buf = appendHeader(buf, size)
+	buf = slices.Grow(buf, size)[:len(buf)+size]
+	if _, err := rs.MarshalToSizedBufferVT(buf[start+headerSize:]); err != nil {
+		return nil, fmt.Errorf("marshal restore state: %w", err)
+	}
+	return sealHeader(buf, start), nil
+}
+
+// appendHeader appends a checkpoint's header for a payload of size bytes,
+// its checksum left zero for sealHeader.
+func appendHeader(buf []byte, size int) []byte {
 	buf = append(buf, magic...)
 	buf = binary.BigEndian.AppendUint32(buf, Version)
 	buf = binary.BigEndian.AppendUint32(buf, uint32(size))
-	buf = binary.BigEndian.AppendUint32(buf, 0) // the checksum, filled in below
-	buf = slices.Grow(buf, size)[:len(buf)+size]
-	payload := buf[start+headerSize:]
-	if _, err := rs.MarshalToSizedBufferVT(payload); err != nil {
-		return nil, fmt.Errorf("marshal restore state: %w", err)
-	}
-	binary.BigEndian.PutUint32(buf[start+16:], crc(payload))
-	return buf, nil
+	return binary.BigEndian.AppendUint32(buf, 0)
+}
+
+// sealHeader fills in the checksum of the checkpoint that starts at buf[start]
+// and runs to buf's end.
+func sealHeader(buf []byte, start int) []byte {
+	binary.BigEndian.PutUint32(buf[start+16:], crc(buf[start+headerSize:]))
+	return buf
 }
 
 // Unmarshal decodes a checkpoint. Any error is a *FormatError.

@@ -258,6 +258,7 @@ func applyRecord(j *Journal, payload []byte) error {
 	if len(payload) > 0 {
 		return fmt.Errorf("%d bytes after the grouped updates", len(payload))
 	}
+	j.enc.invalidate() // the records below change unmarked
 	for _, g := range groups {
 		j.applyTo(g.GetContainerId(), g)
 		for _, id := range g.GetAlsoContainerIds() {

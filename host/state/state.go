@@ -50,6 +50,9 @@ type Journal struct {
 	// their members.
 	groups  []*abi.ContainerUpdate
 	grouped int
+	// enc holds the records encoded for the checkpoint, from the first
+	// Snapshot on (snapshot.go).
+	enc encoding
 }
 
 // key names one record of a Journal: its kind and its id.
@@ -67,6 +70,7 @@ const (
 // mark notes that the record (kind, id) changed.
 func (j *Journal) mark(kind byte, id string) {
 	j.dirty[key{kind, id}] = struct{}{}
+	j.enc.markStale(kind, id)
 	j.generation++
 }
 
@@ -83,6 +87,7 @@ const foldFactor = 4
 func (j *Journal) addGroup(g *abi.ContainerUpdate) {
 	j.groups = append(j.groups, g)
 	j.grouped += 1 + len(g.GetAlsoContainerIds())
+	j.enc.addStaleGroup(g, len(j.containers))
 	j.generation++
 	if j.grouped <= foldFactor*len(j.containers) {
 		return
