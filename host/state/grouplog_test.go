@@ -173,8 +173,8 @@ func TestGroupsFold(t *testing.T) {
 	for i := range 3 * foldFactor {
 		g.CpusetCpus = fmt.Sprintf("%d", i)
 		j.ApplyUpdate(g)
-		if j.grouped > foldFactor*50 {
-			t.Fatalf("after %d groups: %d members kept, more than %d", i+1, j.grouped, foldFactor*50)
+		if j.groups.members > foldFactor*50 {
+			t.Fatalf("after %d groups: %d members kept, more than %d", i+1, j.groups.members, foldFactor*50)
 		}
 	}
 	deltaReplaysTo(t, base, j)
@@ -189,7 +189,7 @@ func TestReconcileDropsGroups(t *testing.T) {
 	j := FromRestoreState(base.RestoreState())
 	j.ApplyUpdate(&abi.ContainerUpdate{ContainerId: container(0).GetId(), AlsoContainerIds: []string{container(1).GetId(), container(2).GetId()}, CpusetCpus: "7"})
 	j.Reconcile([]*abi.PodSandbox{pod(0)}, []*abi.Container{container(0), container(1)})
-	testkit.Equal(t, len(j.groups), 0)
+	testkit.Equal(t, len(j.groups.list), 0)
 	deltaReplaysTo(t, base, j)
 }
 

@@ -67,7 +67,7 @@ func (c *Checkpoint) LogPath() string { return c.Path() + logSuffix }
 // The changes stay pending until ClearDelta: call it once the record is
 // written.
 func (j *Journal) AppendDelta(buf []byte) ([]byte, error) {
-	if len(j.dirty) == 0 && len(j.groups) == 0 {
+	if len(j.dirty) == 0 && len(j.groups.list) == 0 {
 		return buf, nil
 	}
 	var rs abi.RestoreState
@@ -115,9 +115,9 @@ func (j *Journal) AppendDelta(buf []byte) ([]byte, error) {
 			buf = append(buf, id...)
 		}
 	}
-	if len(j.groups) > 0 {
-		buf = binary.AppendUvarint(buf, uint64(len(j.groups)))
-		for _, g := range j.groups {
+	if len(j.groups.list) > 0 {
+		buf = binary.AppendUvarint(buf, uint64(len(j.groups.list)))
+		for _, g := range j.groups.list {
 			size := g.SizeVT()
 			buf = binary.AppendUvarint(buf, uint64(size))
 			buf = slices.Grow(buf, size)[:len(buf)+size]
@@ -139,7 +139,7 @@ func (j *Journal) AppendDelta(buf []byte) ([]byte, error) {
 // written.
 func (j *Journal) ClearDelta() {
 	clear(j.dirty)
-	j.clearGroups()
+	j.groups.clear()
 }
 
 // Reasons a log record is rejected; a *LogError wraps one of them (or

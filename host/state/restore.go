@@ -45,7 +45,7 @@ func (j *Journal) Reconcile(pods []*abi.PodSandbox, containers []*abi.Container)
 	for id := range live {
 		j.mark(kindContainer, id)
 	}
-	j.clearGroups() // every container they name is marked, kept or removed
+	j.groups.clear() // every container they name is marked, kept or removed
 	j.containers = live
 	j.generation++
 	for _, id := range slices.Sorted(maps.Keys(live)) {

@@ -14,7 +14,7 @@ import (
 // RATIONALE.md, "Why does the journal keep its records encoded?").
 type encoding struct {
 	// valid says recs hold every record as of the last Snapshot, with
-	// stale and staleGroups naming what changed since; when false the next
+	// stale and groups naming what changed since; when false the next
 	// Snapshot encodes every record and nothing is tracked until then.
 	valid bool
 	// recs holds each kind's records, sorted by id. A slice and the bytes
@@ -24,11 +24,10 @@ type encoding struct {
 	size int // the payload's length: every record's bytes
 	// stale holds the records changed since the last Snapshot: true for a
 	// whole record, false for a container whose assignment alone changed.
-	// staleGroups holds the grouped updates applied since, whose members'
-	// assignments changed, and staleGrouped counts their members.
-	stale        map[key]bool
-	staleGroups  []*abi.ContainerUpdate
-	staleGrouped int
+	// groups holds the grouped updates applied since, whose members'
+	// assignments changed.
+	stale  map[key]bool
+	groups groupList
 }
 
 // markStale notes that the record (kind, id) changed since the last Snapshot.
@@ -46,9 +45,7 @@ func (e *encoding) addStaleGroup(g *abi.ContainerUpdate, containers int) {
 	if !e.valid {
 		return
 	}
-	e.staleGroups = append(e.staleGroups, g)
-	e.staleGrouped += 1 + len(g.GetAlsoContainerIds())
-	if e.staleGrouped > foldFactor*containers {
+	if e.groups.add(g, containers) {
 		e.foldGroups()
 	}
 }
@@ -56,14 +53,8 @@ func (e *encoding) addStaleGroup(g *abi.ContainerUpdate, containers int) {
 // foldGroups moves the members of the kept grouped updates into stale, as
 // changes of their assignments alone.
 func (e *encoding) foldGroups() {
-	for _, g := range e.staleGroups {
-		e.markAssignment(g.GetContainerId())
-		for _, id := range g.GetAlsoContainerIds() {
-			e.markAssignment(id)
-		}
-	}
-	clear(e.staleGroups)
-	e.staleGroups, e.staleGrouped = e.staleGroups[:0], 0
+	e.groups.eachMember(e.markAssignment)
+	e.groups.clear()
 }
 
 // markAssignment notes that container id's assignment changed, unless its

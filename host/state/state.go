@@ -46,10 +46,8 @@ type Journal struct {
 	dirty map[key]struct{}
 	// groups holds the grouped updates applied since the last ClearDelta,
 	// in order, each with the members it changed: the next record carries
-	// them once instead of every member's whole record. grouped counts
-	// their members.
-	groups  []*abi.ContainerUpdate
-	grouped int
+	// them once instead of every member's whole record.
+	groups groupList
 	// enc holds the records encoded for the checkpoint, from the first
 	// Snapshot on (snapshot.go).
 	enc encoding
@@ -83,28 +81,49 @@ func (j *Journal) mark(kind byte, id string) {
 // would, and a record is never larger than those whole records.
 const foldFactor = 4
 
-// addGroup keeps g, a grouped update already applied, for the next record.
-func (j *Journal) addGroup(g *abi.ContainerUpdate) {
-	j.groups = append(j.groups, g)
-	j.grouped += 1 + len(g.GetAlsoContainerIds())
-	j.enc.addStaleGroup(g, len(j.containers))
-	j.generation++
-	if j.grouped <= foldFactor*len(j.containers) {
-		return
-	}
-	for _, g := range j.groups {
-		j.dirty[key{kindContainer, g.GetContainerId()}] = struct{}{}
-		for _, id := range g.GetAlsoContainerIds() {
-			j.dirty[key{kindContainer, id}] = struct{}{}
-		}
-	}
-	j.clearGroups()
+// groupList keeps grouped updates already applied, in order, and counts
+// their members, bounded by foldFactor: the journal's for the next record,
+// its encoding's for the next Snapshot.
+type groupList struct {
+	list    []*abi.ContainerUpdate
+	members int
 }
 
-// clearGroups forgets the kept grouped updates, keeping the list's room.
-func (j *Journal) clearGroups() {
-	clear(j.groups)
-	j.groups, j.grouped = j.groups[:0], 0
+// add keeps g and reports whether the kept groups now name more than
+// foldFactor times containers members: the caller then folds them into
+// their members (eachMember) and clears the list.
+func (l *groupList) add(g *abi.ContainerUpdate, containers int) (fold bool) {
+	l.list = append(l.list, g)
+	l.members += 1 + len(g.GetAlsoContainerIds())
+	return l.members > foldFactor*containers
+}
+
+// eachMember calls f with every member of every kept group, in order.
+func (l *groupList) eachMember(f func(id string)) {
+	for _, g := range l.list {
+		f(g.GetContainerId())
+		for _, id := range g.GetAlsoContainerIds() {
+			f(id)
+		}
+	}
+}
+
+// clear forgets the kept groups, keeping the list's room.
+func (l *groupList) clear() {
+	clear(l.list)
+	l.list, l.members = l.list[:0], 0
+}
+
+// addGroup keeps g, a grouped update already applied, for the next record,
+// folding the kept groups into their members' whole records past foldFactor.
+func (j *Journal) addGroup(g *abi.ContainerUpdate) {
+	j.enc.addStaleGroup(g, len(j.containers))
+	j.generation++
+	if !j.groups.add(g, len(j.containers)) {
+		return
+	}
+	j.groups.eachMember(func(id string) { j.dirty[key{kindContainer, id}] = struct{}{} })
+	j.groups.clear()
 }
 
 // Counts is how many records a Journal holds.
