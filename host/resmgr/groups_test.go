@@ -1,7 +1,6 @@
 package resmgr_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"slices"
@@ -136,28 +135,9 @@ func TestGroupSurvivesAKill(t *testing.T) {
 	if _, err := m2.Synchronize(ctx, []*abi.PodSandbox{pod}, live); err != nil {
 		t.Fatal(err)
 	}
-	_, a := container("a", "0-1")
-	a.Annotations[conformance.GroupAnnotation] = "b,c"
-	if _, err := m2.UpdateContainer(ctx, pod, a, &abi.Resources{}); err != nil {
-		t.Fatal(err)
-	}
-	_, d := container("d", "4-5")
-	if _, _, err := m2.CreateContainer(ctx, pod, d); err != nil {
-		t.Fatal(err)
-	}
-	if now, err := os.ReadFile(ck.Path()); err != nil || !bytes.Equal(now, saved) {
-		t.Fatalf("checkpoint rewritten before the answer (%v): the decisions belong in the log", err)
-	}
-	j, err := ck.Load() // m2 is never stopped: killed right after the answer
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id, cpus := range map[string]string{"a": "0-1", "b": "2-3", "c": "2-3", "d": "4-5"} {
-		got, ok := j.Container(id)
-		if !ok || got.GetAssignment().GetCpusetCpus() != cpus {
-			t.Fatalf("restored after the kill: container %s %v, assignment %v; want cpus %s", id, ok, got.GetAssignment(), cpus)
-		}
-	}
+	groupThenCreate(t, m2, pod)
+	// m2 is never stopped: killed right after the answer.
+	restoredAfterKill(t, ck, saved, map[string]string{"a": "0-1", "b": "2-3", "c": "2-3", "d": "4-5"})
 }
 
 // TestSaveAfterAGroup: a save after an earlier one re-encodes only what
@@ -187,15 +167,8 @@ func TestSaveAfterAGroup(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	pod, a := container("a", "0-1")
-	a.Annotations[conformance.GroupAnnotation] = "b,c"
-	if _, err := m.UpdateContainer(ctx, pod, a, &abi.Resources{}); err != nil {
-		t.Fatal(err)
-	}
-	_, d := container("d", "4-5")
-	if _, _, err := m.CreateContainer(ctx, pod, d); err != nil {
-		t.Fatal(err)
-	}
+	pod, _ := container("a", "0-1")
+	groupThenCreate(t, m, pod)
 	want := m.Journal()
 	if err := m.Stop(); err != nil { // saves
 		t.Fatal(err)
@@ -215,4 +188,21 @@ func TestSaveAfterAGroup(t *testing.T) {
 		}
 	}
 	testkit.EqualProto(t, j.RestoreState(), want)
+}
+
+// groupThenCreate updates container a of pod annotated with the group b,c, so
+// the conformance policy answers one grouped update for them, then creates d
+// (4-5).
+func groupThenCreate(t *testing.T, m *resmgr.Manager, pod *abi.PodSandbox) {
+	t.Helper()
+	ctx := context.Background()
+	_, a := container("a", "0-1")
+	a.Annotations[conformance.GroupAnnotation] = "b,c"
+	if _, err := m.UpdateContainer(ctx, pod, a, &abi.Resources{}); err != nil {
+		t.Fatal(err)
+	}
+	_, d := container("d", "4-5")
+	if _, _, err := m.CreateContainer(ctx, pod, d); err != nil {
+		t.Fatal(err)
+	}
 }

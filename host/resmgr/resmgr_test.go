@@ -268,14 +268,23 @@ func TestDecisionsAfterASaveSurviveAKill(t *testing.T) {
 	if _, _, err := m2.CreateContainer(ctx, pod, c2); err != nil {
 		t.Fatal(err)
 	}
+	restoredAfterKill(t, ck, saved, map[string]string{"c1": "2-3", "c2": "4-5"})
+}
+
+// restoredAfterKill checks what an agent killed right after its answers
+// leaves: the checkpoint file still saved (the decisions are in the log), and
+// the checkpoint with its log restoring every container in want with its
+// cpuset.
+func restoredAfterKill(t *testing.T, ck *state.Checkpoint, saved []byte, want map[string]string) {
+	t.Helper()
 	if now, err := os.ReadFile(ck.Path()); err != nil || !bytes.Equal(now, saved) {
-		t.Fatalf("checkpoint rewritten before the answer (%v): the decision belongs in the log", err)
+		t.Fatalf("checkpoint rewritten before the answer (%v): the decisions belong in the log", err)
 	}
-	j, err := ck.Load() // m2 is never stopped: killed right after the answer
+	j, err := ck.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, cpus := range map[string]string{"c1": "2-3", "c2": "4-5"} {
+	for id, cpus := range want {
 		got, ok := j.Container(id)
 		if !ok || got.GetAssignment().GetCpusetCpus() != cpus {
 			t.Fatalf("restored after the kill: container %s %v, assignment %v; want cpus %s", id, ok, got.GetAssignment(), cpus)
